@@ -1,0 +1,80 @@
+/// @file spec.hpp
+/// @brief A lab's grading spec (`labs/NN-slug/grading.json`): the one place for
+/// points, speed thresholds, the files a submission may change, forbidden
+/// symbols and time limits. Tests, benchmarks and tools read it; nothing
+/// repeats its numbers.
+///
+/// Format:
+/// \code{.json}
+/// {
+///   "lab": "lab01", "slug": "01-conv-basic", "title": "Naive 1D and 2D convolution",
+///   "submission": { "files": ["conv_basic.cu"] },
+///   "forbidden_symbols": ["cublas", "cudnn"],
+///   "time_limits_s": { "compile": 300, "test": 120 },
+///   "graders": [
+///     { "id": "correctness.conv1d", "kind": "correctness", "points": 30,
+///       "description": "1D outputs match the golden model" },
+///     { "id": "speedup.conv1d", "kind": "speedup", "points": 10, "gated_by": "correctness.conv1d",
+///       "threshold": 0.5, "partial_from": 0.25 }
+///   ]
+/// }
+/// \endcode
+/// A test named `lab01.speedup.conv1d.n67108867_r1` belongs to grader `speedup.conv1d`.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convlab {
+
+/// A malformed spec; the message names the file and the field.
+class SpecError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One grader: a group of tests sharing an id prefix, worth some points.
+struct GraderSpec {
+  std::string id;            ///< "correctness.conv1d": tests `<lab>.<id>.<case>`
+  std::string kind;          ///< "correctness", "speedup" or "cpu"
+  double points = 0;         ///< points when every test of the group passes
+  std::string description;   ///< one line for feedback
+  bool extra_credit = false; ///< points on top of the lab's total
+  // speedup graders only
+  double threshold = 0;      ///< full points at or above this speed-up over the baseline
+  double partial_from = 0;   ///< partial points, linear, from this speed-up up to the threshold
+  std::string gated_by;      ///< the correctness grader that must pass first
+};
+
+/// A lab's whole spec.
+struct LabSpec {
+  std::string path;                            ///< where it was read from
+  std::string lab;                             ///< "lab01"
+  std::string slug;                            ///< "01-conv-basic"
+  std::string title;                           ///< the handout's title
+  std::vector<std::string> files;              ///< files a submission may change (in `starter_code/<slug>/`)
+  std::vector<std::string> forbidden_symbols;  ///< substrings no symbol of a submission may contain
+  int compile_timeout_s = 0;                   ///< time limit for building a submission
+  int test_timeout_s = 0;                      ///< time limit for one grader test
+  std::vector<GraderSpec> graders;             ///< the graders, in order
+
+  /// The grader with this id; throws SpecError if there is none.
+  const GraderSpec& grader(std::string_view id) const;
+  /// The grader a test belongs to (`lab01.speedup.conv1d.x` -> speedup.conv1d), or nullptr.
+  const GraderSpec* grader_for_test(std::string_view test_name) const;
+  /// Sum of the points of the graders that are not extra credit.
+  double total_points() const;
+};
+
+/// Parses and validates a spec; `origin` names it in error messages.
+LabSpec parse_spec(const std::string& json_text, const std::string& origin);
+/// Reads and parses a spec file.
+LabSpec load_spec(const std::string& path);
+
+/// Points of a speedup grader for a measured ratio: full at or above the
+/// threshold, linear between partial_from and the threshold, none below.
+double speed_points(const GraderSpec& grader, double ratio);
+
+}  // namespace convlab

@@ -1,0 +1,58 @@
+/// @file testbed.hpp
+/// @brief Registering a lab's graders as GoogleTest tests named like paths.
+///
+/// A lab's test file defines `void register_labNN(convlab::Registry&)` that adds
+/// its cases, and ends with `CONVLAB_LAB_MAIN(register_labNN)`. Test names read
+/// `<lab>.<kind>.<variant>.<case>`: `lab01.correctness.conv2d.w1023_h517_r3`.
+#pragma once
+
+#include "convlab/spec.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace convlab {
+
+/// Collects a lab's tests.
+class Registry {
+public:
+  /// `lab` is the lab id ("lab01"); `spec` its grading spec.
+  Registry(std::string lab, LabSpec spec);
+  /// A GPU grader: reported as skipped, with the reason, when no CUDA device is present.
+  void gpu(const std::string& kind, const std::string& variant, const std::string& case_name,
+           std::function<void()> body);
+  /// A test that runs anywhere (spec checks, host-side validation).
+  void cpu(const std::string& kind, const std::string& variant, const std::string& case_name,
+           std::function<void()> body);
+  /// The lab's grading spec.
+  const LabSpec& spec() const { return spec_; }
+  /// The lab id.
+  const std::string& lab() const { return lab_; }
+  /// Names of the tests registered so far.
+  const std::vector<std::string>& names() const { return names_; }
+
+private:
+  void add(bool needs_gpu, const std::string& kind, const std::string& variant, const std::string& case_name,
+           std::function<void()> body);
+  std::string lab_;
+  LabSpec spec_;
+  std::vector<std::string> names_;
+};
+
+/// The seed of the running test (printed with every failure).
+std::uint64_t current_seed();
+
+/// The main of a lab's grader executable: loads the spec, registers the tests,
+/// records every outcome as JSON, runs GoogleTest.
+int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path,
+                 void (*register_tests)(Registry&));
+
+}  // namespace convlab
+
+/// Defines main() for a lab's grader executable. CONVLAB_LAB_ID and
+/// CONVLAB_SPEC_PATH are set by convlab_add_lab().
+#define CONVLAB_LAB_MAIN(register_fn)                                                  \
+  int main(int argc, char** argv) {                                                    \
+    return ::convlab::run_lab_main(argc, argv, CONVLAB_LAB_ID, CONVLAB_SPEC_PATH, register_fn); \
+  }

@@ -1,0 +1,236 @@
+// Shared graders for single-channel 1D/2D convolution. See convlab/conv_testbed.hpp.
+#include "convlab/conv_testbed.hpp"
+
+#include "convlab/check.hpp"
+#include "convlab/compare.hpp"
+#include "convlab/device_buffer.hpp"
+#include "convlab/golden.hpp"
+#include "convlab/gpu.hpp"
+#include "convlab/random.hpp"
+#include "convlab/record.hpp"
+#include "convlab/testbed.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace convlab {
+
+std::string Conv1dCase::name() const { return "n" + std::to_string(n) + "_r" + std::to_string(radius); }
+std::string Conv2dCase::name() const {
+  return "w" + std::to_string(width) + "_h" + std::to_string(height) + "_r" + std::to_string(radius);
+}
+
+namespace {
+
+constexpr std::uint64_t kFilterStream = 0xF117E5ull;  // the filter's seed differs from the input's
+
+struct StreamHandle {
+  cudaStream_t s = nullptr;
+  StreamHandle() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~StreamHandle() { cudaStreamDestroy(s); }
+};
+
+// Everything one problem needs, on the host and on the device. A 1D problem is
+// a 2D problem of height 1 as far as data and comparison go.
+struct Problem {
+  int width, height, radius;
+  bool two_d;
+  std::vector<float> h_in, h_filter;
+  Golden golden;
+  GuardedBuffer d_in, d_filter, d_out;
+  StreamHandle stream;
+
+  Problem(int w, int h, int r, bool is_2d, std::uint64_t seed)
+      : width(w), height(h), radius(r), two_d(is_2d),
+        h_in(random_floats(std::size_t(w) * h, seed)),
+        h_filter(random_floats(is_2d ? std::size_t(2 * r + 1) * (2 * r + 1) : std::size_t(2 * r + 1),
+                               seed ^ kFilterStream)),
+        // The input guard covers every read a kernel without boundary checks
+        // can make (r rows and r columns beyond the image), capped at 64 MB.
+        d_in(h_in.size(), std::min<std::size_t>(is_2d ? std::size_t(r) * (w + 1) + 64 : std::size_t(r) + 64,
+                                               std::size_t(16) << 20)),
+        d_filter(h_filter.size(), 64),
+        d_out(h_in.size(), 1024) {
+    golden = two_d ? conv2d_golden(h_in, w, h, h_filter, r) : conv1d_golden(h_in, h_filter, r);
+    d_in.upload(h_in);
+    d_filter.upload(h_filter);
+  }
+  Grid grid(const ConvCheckOptions& o) const { return Grid{width, height, radius, o.tile_x, o.tile_y}; }
+};
+
+// Runs the kernel once on a poisoned output; returns an error text if the launch or the run failed.
+std::string run_once(const std::function<void(cudaStream_t)>& launch, Problem& p) {
+  p.d_out.poison();
+  try {
+    launch(p.stream.s);
+  } catch (const std::exception& e) {
+    return std::string("the launcher failed: ") + e.what();
+  }
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    return std::string("the kernel launch failed: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
+           ") — check the grid and block sizes (at most 1024 threads per block) and the shared memory size";
+  if (cudaError_t e = cudaStreamSynchronize(p.stream.s); e != cudaSuccess)
+    return std::string("the kernel failed while running: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
+           ") — an illegal address usually means an index outside an array; run it under compute-sanitizer";
+  return {};
+}
+
+// What the wrong outputs suggest, in words a student can act on.
+std::string diagnose(const Comparison& c, const Problem& p, const std::vector<float>& got) {
+  std::string hints;
+  if (c.unwritten == c.checked)
+    return "hint: no output was written at all — is the kernel still a TODO, is it launched with a non-empty grid, "
+           "does it store to the output?\n";
+  if (c.unwritten > 0)
+    hints += "hint: some outputs were never written — does the grid cover every output (round the block count "
+             "up), and does every thread that owns an output reach its store?\n";
+  bool only_borders = true;
+  for (const auto& [region, n] : c.wrong_by_region) {
+    (void)n;
+    if (region.find("border") == std::string::npos && region.find("corner") == std::string::npos) only_borders = false;
+  }
+  if (only_borders && !c.wrong_by_region.empty())
+    hints += "hint: only outputs within r of the edges are wrong — check the ghost cells: inputs outside the " +
+             std::string(p.two_d ? "image" : "array") + " count as 0, on every side.\n";
+  // A flipped filter (true convolution) gives a recognisable result: test for it.
+  if (p.radius > 0 && c.unwritten == 0) {
+    const auto flipped = flip_filter(p.h_filter);
+    const Golden alt = p.two_d ? conv2d_golden(p.h_in, p.width, p.height, flipped, p.radius)
+                               : conv1d_golden(p.h_in, flipped, p.radius);
+    std::size_t agree = 0;
+    for (const auto& m : c.first)
+      if (std::fabs(double(got[m.index]) - alt.value[m.index]) <= tolerance_for(alt.magnitude[m.index], alt.terms))
+        ++agree;
+    if (agree == c.first.size())
+      hints += "hint: these outputs equal the result with the filter reversed (true convolution). convlab computes "
+               "cross-correlation: out[i] = sum_j in[i+j] * f[j+r] — the filter is not flipped.\n";
+  }
+  return hints;
+}
+
+bool run_and_compare(const std::function<void(cudaStream_t)>& launch, Problem& p, const ConvCheckOptions& o,
+                     const char* when) {
+  if (const std::string err = run_once(launch, p); !err.empty()) {
+    ADD_FAILURE() << when << err;
+    return false;
+  }
+  const std::vector<float> got = p.d_out.download();
+  const Comparison c = compare(got, p.golden, p.grid(o));
+  const std::string guards = p.d_out.check_guards();
+  auto& rec = current_record();
+  rec.max_error = c.max_error;
+  if (std::isfinite(c.max_error_ratio)) rec.max_error_ratio = c.max_error_ratio;
+  if (c.ok() && guards.empty()) return true;
+  ADD_FAILURE() << when << (p.two_d ? "2D " : "1D ") << "convolution, " << p.width
+                << (p.two_d ? " x " + std::to_string(p.height) : std::string()) << ", radius " << p.radius << ":\n"
+                << c.report() << (guards.empty() ? "" : guards + "\n") << diagnose(c, p, got);
+  return false;
+}
+
+Conv1dArgs args1d(const Problem& p, cudaStream_t s) {
+  return {p.d_in.data(), p.d_filter.data(), p.h_filter.data(), nullptr, p.width, p.radius, s};
+}
+Conv2dArgs args2d(const Problem& p, cudaStream_t s) {
+  return {p.d_in.data(), p.d_filter.data(), p.h_filter.data(), nullptr, p.width, p.height, p.radius, s};
+}
+
+void require_valid(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("convlab testbed: invalid case: " + what);
+}
+
+void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& student,
+                 const std::function<void(float*, cudaStream_t)>& baseline, const std::string& what,
+                 const GraderSpec& grader) {
+  // Correctness gates speed: a wrong kernel gets no speed measurement.
+  if (!run_and_compare([&](cudaStream_t s) { student(p.d_out.data(), s); }, p, {},
+                       "speed not measured, the kernel is wrong on the timed problem: ")) {
+    return;
+  }
+  DeviceBuffer<float> baseline_out(p.h_in.size());
+  SpeedPolicy policy;
+  policy.threshold = grader.threshold;
+  // The output is poisoned before every timed run, outside the timed region,
+  // so a launcher that skips work on repeated calls is caught below.
+  const SpeedVerdict v = check_speedup(
+      [&](cudaStream_t s) { baseline(baseline_out.get(), s); }, [&](cudaStream_t s) { student(p.d_out.data(), s); },
+      policy, what,
+      [&](cudaStream_t s) {
+        CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.h_in.size() * sizeof(float), s));
+      });
+  const SpeedRound& last = v.rounds.back();
+  auto& rec = current_record();
+  rec.time_ms = last.candidate_ms.median;
+  rec.baseline_ms = last.baseline_ms.median;
+  rec.ratio = v.ratio;
+  rec.threshold = grader.threshold;
+  std::printf("%s\n", v.message.c_str());
+  // The last timed run must have produced the right answer too.
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const Comparison after = compare(p.d_out.download(), p.golden, p.grid({}));
+  if (!after.ok()) {
+    ADD_FAILURE() << "the output of the last timed run is wrong: every call must compute the whole result\n"
+                  << after.report();
+    return;
+  }
+  EXPECT_TRUE(v.passed) << v.message;
+}
+
+}  // namespace
+
+bool check_conv1d(const Conv1dFn& kernel, const Conv1dCase& c, const ConvCheckOptions& o) {
+  require_valid(c.n >= 1 && c.radius >= 0, c.name());
+  Problem p(c.n, 1, c.radius, false, current_seed());
+  return run_and_compare(
+      [&](cudaStream_t s) {
+        Conv1dArgs a = args1d(p, s);
+        a.d_out = p.d_out.data();
+        kernel(a);
+      },
+      p, o, "");
+}
+
+bool check_conv2d(const Conv2dFn& kernel, const Conv2dCase& c, const ConvCheckOptions& o) {
+  require_valid(c.width >= 1 && c.height >= 1 && c.radius >= 0, c.name());
+  Problem p(c.width, c.height, c.radius, true, current_seed());
+  return run_and_compare(
+      [&](cudaStream_t s) {
+        Conv2dArgs a = args2d(p, s);
+        a.d_out = p.d_out.data();
+        kernel(a);
+      },
+      p, o, "");
+}
+
+void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const std::string& baseline_name,
+                        const Conv1dCase& c, const GraderSpec& grader) {
+  require_valid(c.n >= 1 && c.radius >= 0, c.name());
+  Problem p(c.n, 1, c.radius, false, current_seed());
+  const auto call = [&p](const Conv1dFn& fn) {
+    return [&p, &fn](float* out, cudaStream_t s) {
+      Conv1dArgs a = args1d(p, s);
+      a.d_out = out;
+      fn(a);
+    };
+  };
+  speed_check(p, call(kernel), call(baseline), "conv1d " + c.name() + " vs the " + baseline_name, grader);
+}
+
+void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
+                        const Conv2dCase& c, const GraderSpec& grader) {
+  require_valid(c.width >= 1 && c.height >= 1 && c.radius >= 0, c.name());
+  Problem p(c.width, c.height, c.radius, true, current_seed());
+  const auto call = [&p](const Conv2dFn& fn) {
+    return [&p, &fn](float* out, cudaStream_t s) {
+      Conv2dArgs a = args2d(p, s);
+      a.d_out = out;
+      fn(a);
+    };
+  };
+  speed_check(p, call(kernel), call(baseline), "conv2d " + c.name() + " vs the " + baseline_name, grader);
+}
+
+}  // namespace convlab

@@ -1,0 +1,176 @@
+// The grading spec: parsing and validation. See convlab/spec.hpp.
+#include "convlab/spec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace convlab {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& what) {
+  throw SpecError(origin + ": " + where + ": " + what);
+}
+
+void only_keys(const json& obj, const std::set<std::string>& allowed, const std::string& origin,
+               const std::string& where) {
+  for (const auto& [key, value] : obj.items()) {
+    (void)value;
+    if (!allowed.count(key)) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail(origin, where, "unknown key '" + key + "' (allowed: " + list + ")");
+    }
+  }
+}
+
+const json& member(const json& obj, const std::string& key, json::value_t type, const std::string& origin,
+                   const std::string& where) {
+  if (!obj.contains(key)) fail(origin, where, "missing '" + key + "'");
+  const json& v = obj.at(key);
+  const bool ok = type == json::value_t::number_float ? v.is_number() : v.type() == type;
+  if (!ok) fail(origin, where + "." + key, std::string("must be a ") + json(type).type_name() + ", is " + v.type_name());
+  return v;
+}
+
+std::string text(const json& obj, const std::string& key, const std::string& origin, const std::string& where) {
+  const auto& v = member(obj, key, json::value_t::string, origin, where).get<std::string>();
+  if (v.empty()) fail(origin, where + "." + key, "must not be empty");
+  return v;
+}
+
+std::vector<std::string> strings(const json& obj, const std::string& key, const std::string& origin,
+                                 const std::string& where) {
+  std::vector<std::string> out;
+  for (const auto& e : member(obj, key, json::value_t::array, origin, where)) {
+    if (!e.is_string() || e.get<std::string>().empty())
+      fail(origin, where + "." + key, "must hold non-empty strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw SpecError(origin + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object()) fail(origin, "top level", "must be an object");
+  only_keys(root, {"lab", "slug", "title", "submission", "forbidden_symbols", "time_limits_s", "graders", "notes"},
+            origin, "top level");
+  LabSpec s;
+  s.path = origin;
+  s.lab = text(root, "lab", origin, "top level");
+  if (!std::regex_match(s.lab, std::regex("lab[0-9]{2}"))) fail(origin, "lab", "must look like 'lab01'");
+  s.slug = text(root, "slug", origin, "top level");
+  if (s.slug.substr(0, 2) != s.lab.substr(3, 2)) fail(origin, "slug", "must start with the lab's number");
+  s.title = text(root, "title", origin, "top level");
+
+  const json& sub = member(root, "submission", json::value_t::object, origin, "top level");
+  only_keys(sub, {"files"}, origin, "submission");
+  s.files = strings(sub, "files", origin, "submission");
+  if (s.files.empty()) fail(origin, "submission.files", "must name at least one file");
+  for (const auto& f : s.files)
+    if (f.find('/') != std::string::npos || f.find("..") != std::string::npos || f[0] == '.')
+      fail(origin, "submission.files", "'" + f + "' must be a plain file name inside starter_code/" + s.slug);
+
+  s.forbidden_symbols = strings(root, "forbidden_symbols", origin, "top level");
+
+  const json& lim = member(root, "time_limits_s", json::value_t::object, origin, "top level");
+  only_keys(lim, {"compile", "test"}, origin, "time_limits_s");
+  s.compile_timeout_s = member(lim, "compile", json::value_t::number_unsigned, origin, "time_limits_s").get<int>();
+  s.test_timeout_s = member(lim, "test", json::value_t::number_unsigned, origin, "time_limits_s").get<int>();
+  if (s.compile_timeout_s < 1 || s.test_timeout_s < 1) fail(origin, "time_limits_s", "limits must be >= 1 second");
+
+  const json& graders = member(root, "graders", json::value_t::array, origin, "top level");
+  if (graders.empty()) fail(origin, "graders", "must list at least one grader");
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < graders.size(); ++i) {
+    const json& g = graders[i];
+    const std::string where = "graders[" + std::to_string(i) + "]";
+    if (!g.is_object()) fail(origin, where, "must be an object");
+    only_keys(g, {"id", "kind", "points", "description", "extra_credit", "threshold", "partial_from", "gated_by"},
+              origin, where);
+    GraderSpec gs;
+    gs.id = text(g, "id", origin, where);
+    gs.kind = text(g, "kind", origin, where);
+    if (gs.kind != "correctness" && gs.kind != "speedup")
+      fail(origin, where + ".kind", "must be 'correctness' or 'speedup', not '" + gs.kind + "'");
+    if (!std::regex_match(gs.id, std::regex("[a-z]+\\.[a-z0-9_]+")) || gs.id.substr(0, gs.id.find('.')) != gs.kind)
+      fail(origin, where + ".id", "'" + gs.id + "' must read '<kind>.<variant>', e.g. '" + gs.kind + ".conv1d'");
+    if (!ids.insert(gs.id).second) fail(origin, where + ".id", "duplicate id '" + gs.id + "'");
+    gs.points = member(g, "points", json::value_t::number_float, origin, where).get<double>();
+    if (!(gs.points >= 0)) fail(origin, where + ".points", "must be >= 0");
+    if (g.contains("description")) gs.description = text(g, "description", origin, where);
+    if (g.contains("extra_credit")) gs.extra_credit = member(g, "extra_credit", json::value_t::boolean, origin, where).get<bool>();
+    if (gs.kind == "speedup") {
+      gs.threshold = member(g, "threshold", json::value_t::number_float, origin, where).get<double>();
+      if (!(gs.threshold > 0)) fail(origin, where + ".threshold", "must be > 0");
+      if (g.contains("partial_from")) {
+        gs.partial_from = member(g, "partial_from", json::value_t::number_float, origin, where).get<double>();
+        if (!(gs.partial_from >= 0 && gs.partial_from < gs.threshold))
+          fail(origin, where + ".partial_from", "must be in [0, threshold)");
+      }
+      gs.gated_by = text(g, "gated_by", origin, where);
+    } else if (g.contains("threshold") || g.contains("partial_from") || g.contains("gated_by")) {
+      fail(origin, where, "threshold, partial_from and gated_by belong to speedup graders only");
+    }
+    s.graders.push_back(gs);
+  }
+  for (const auto& g : s.graders)
+    if (!g.gated_by.empty()) {
+      const auto it = std::find_if(s.graders.begin(), s.graders.end(), [&](const GraderSpec& o) { return o.id == g.gated_by; });
+      if (it == s.graders.end() || it->kind != "correctness")
+        fail(origin, "grader " + g.id + ".gated_by", "'" + g.gated_by + "' is not a correctness grader of this lab");
+    }
+  return s;
+}
+
+LabSpec load_spec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw SpecError(path + ": cannot open the grading spec");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_spec(text.str(), path);
+}
+
+const GraderSpec& LabSpec::grader(std::string_view id) const {
+  for (const auto& g : graders)
+    if (g.id == id) return g;
+  throw SpecError(path + ": no grader '" + std::string(id) + "'");
+}
+
+const GraderSpec* LabSpec::grader_for_test(std::string_view test) const {
+  for (const auto& g : graders) {
+    const std::string prefix = lab + "." + g.id + ".";
+    if (test.size() > prefix.size() && test.substr(0, prefix.size()) == prefix) return &g;
+  }
+  return nullptr;
+}
+
+double LabSpec::total_points() const {
+  double sum = 0;
+  for (const auto& g : graders)
+    if (!g.extra_credit) sum += g.points;
+  return sum;
+}
+
+double speed_points(const GraderSpec& g, double ratio) {
+  if (g.kind != "speedup") throw std::invalid_argument("speed_points: '" + g.id + "' is not a speedup grader");
+  if (!(ratio > 0)) return 0;
+  if (ratio >= g.threshold) return g.points;
+  if (ratio <= g.partial_from || g.partial_from <= 0) return 0;
+  return g.points * (ratio - g.partial_from) / (g.threshold - g.partial_from);
+}
+
+}  // namespace convlab
