@@ -1,4 +1,4 @@
-# convlab_add_lab(TESTS <files> [BENCHMARK <file>] [EXAMPLES <files>])
+# convlab_add_lab(TESTS <files> [BENCHMARK <file>])
 #
 # Called once from labs/NN-slug/CMakeLists.txt. Reads the lab's grading spec
 # (labs/NN-slug/grading.json) for its id, its kernel files and its time limits,
@@ -19,7 +19,7 @@
 #                          selftest.mutant.<lab>.<name> passes only if a grader
 #                          fails with the expected message
 function(convlab_add_lab)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "BENCHMARK" "TESTS;EXAMPLES")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "BENCHMARK" "TESTS")
   if(NOT ARG_TESTS)
     message(FATAL_ERROR "convlab_add_lab: TESTS is required")
   endif()
@@ -165,7 +165,18 @@ function(convlab_add_lab)
   file(GENERATE OUTPUT "${labels_script}" CONTENT "${labels_text}")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_script}")
 
-  # --- benchmark and examples ------------------------------------------------
+  # --- the seed: CONVLAB_SEED replays a run, and garbage in it is refused -------
+  add_test(NAME ${lab}.cpu.seed.replayed_from_env
+           COMMAND ${lab}_graders "--gtest_filter=${lab}.cpu.*" "--convlab-impl=${CONVLAB_IMPL}")
+  set_tests_properties(${lab}.cpu.seed.replayed_from_env PROPERTIES
+    LABELS "${lab};cpu" ENVIRONMENT "CONVLAB_SEED=0x1092"
+    PASS_REGULAR_EXPRESSION "base seed 4242 \\(from CONVLAB_SEED\\)")
+  add_test(NAME ${lab}.cpu.seed.garbage_refused COMMAND ${lab}_graders "--gtest_filter=${lab}.cpu.*")
+  set_tests_properties(${lab}.cpu.seed.garbage_refused PROPERTIES
+    LABELS "${lab};cpu" ENVIRONMENT "CONVLAB_SEED=12ab"
+    PASS_REGULAR_EXPRESSION "CONVLAB_SEED must be a non-negative integer, got '12ab'")
+
+  # --- benchmark -------------------------------------------------------------
   if(ARG_BENCHMARK AND CONVLAB_BENCHMARKS)
     add_executable(${lab}_bench "${ARG_BENCHMARK}")
     target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::grader convlab::options)
@@ -179,9 +190,4 @@ function(convlab_add_lab)
     set_tests_properties(${lab}.bench.quick PROPERTIES
       LABELS "${lab};bench;gpu" SKIP_RETURN_CODE 77 TIMEOUT ${test_timeout} RUN_SERIAL TRUE)
   endif()
-  foreach(example IN LISTS ARG_EXAMPLES)
-    get_filename_component(example_name "${example}" NAME_WE)
-    add_executable(${lab}_${example_name} "${example}")
-    target_link_libraries(${lab}_${example_name} PRIVATE ${lab}_kernels convlab::grader convlab::options)
-  endforeach()
 endfunction()

@@ -127,7 +127,11 @@ int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path, 
   int n = static_cast<int>(args.size());
   ::testing::InitGoogleTest(&n, args.data());
   try {
-    (void)base_seed();  // reject a malformed CONVLAB_SEED before any test runs
+    const std::uint64_t seed = base_seed();  // rejects a malformed CONVLAB_SEED before any test runs
+    if (!::testing::GTEST_FLAG(list_tests))  // test discovery reads the listing: keep it clean
+      std::cout << "convlab: " << lab << " graders (" << g_impl << "), base seed " << seed
+                << (seed_from_environment() ? " (from CONVLAB_SEED)" : " (fresh; CONVLAB_SEED=<seed> replays a run)")
+                << "\n";
     Registry reg(lab, load_spec(spec_path));
     register_tests(reg);
     reg.cpu("cpu", "spec", "graders_match_tests", [&reg] { check_spec_matches_tests(reg); });
