@@ -18,6 +18,30 @@
 #                          find/replace on the reference at configure time); the test
 #                          selftest.mutant.<lab>.<name> passes only if a grader
 #                          fails with the expected message
+# convlab_cuda_sources(<target> <files.cu>...)
+#
+# Adds CUDA sources to a target for the configured backend: compiled by nvcc
+# (CONVLAB_BACKEND=cuda), or rewritten by cu2cpp into C++ and compiled by the
+# host compiler (CONVLAB_BACKEND=cpu; a #line directive keeps compiler and
+# sanitizer messages pointing at the .cu file).
+function(convlab_cuda_sources target)
+  if(CONVLAB_BACKEND STREQUAL "cuda")
+    target_sources(${target} PRIVATE ${ARGN})
+    return()
+  endif()
+  foreach(src IN LISTS ARGN)
+    get_filename_component(abs "${src}" ABSOLUTE)
+    get_filename_component(stem "${src}" NAME_WE)
+    set(out "${CMAKE_CURRENT_BINARY_DIR}/cpu_backend/${target}/${stem}.cpp")
+    add_custom_command(OUTPUT "${out}"
+      COMMAND convlab_cu2cpp "${abs}" "${out}"
+      DEPENDS "${abs}" convlab_cu2cpp
+      COMMENT "cu2cpp: ${src} for the CPU backend" VERBATIM)
+    target_sources(${target} PRIVATE "${out}")
+  endforeach()
+  target_link_libraries(${target} PUBLIC convlab::cuda_runtime)
+endfunction()
+
 function(convlab_add_lab)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "BENCHMARK" "TESTS")
   if(NOT ARG_TESTS)
@@ -84,7 +108,8 @@ function(convlab_add_lab)
         list(APPEND sources "${dir}/${f}")
       endif()
     endforeach()
-    add_library(${lab}_kernels${suffix} STATIC ${sources})
+    add_library(${lab}_kernels${suffix} STATIC)
+    convlab_cuda_sources(${lab}_kernels${suffix} ${sources})
     target_include_directories(${lab}_kernels${suffix} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
     target_link_libraries(${lab}_kernels${suffix} PUBLIC convlab::grader PRIVATE convlab::options)
     add_executable(${lab}_graders${suffix} $<TARGET_OBJECTS:${lab}_tests_obj>)
@@ -101,10 +126,16 @@ function(convlab_add_lab)
   if(CONVLAB_IMPL STREQUAL "reference")
     list(APPEND main_labels selftest)  # the reference passing is half of the self-test
   endif()
-  _convlab_labels(${lab}_correctness ${main_labels} correctness gpu)
-  _convlab_labels(${lab}_speedup ${main_labels} speedup gpu)
+  # GPU graders carry 'gpu'; on the CPU backend they run on the CPU and carry 'cpu'.
+  if(CONVLAB_BACKEND STREQUAL "cpu")
+    set(device cpu)
+  else()
+    set(device gpu)
+  endif()
+  _convlab_labels(${lab}_correctness ${main_labels} correctness ${device})
+  _convlab_labels(${lab}_speedup ${main_labels} speedup ${device})
   _convlab_labels(${lab}_cpu ${lab} cpu)
-  _convlab_labels(${lab}_starter ${lab} selftest gpu)
+  _convlab_labels(${lab}_starter ${lab} selftest ${device})
   set(run_args "--convlab-impl=${CONVLAB_IMPL}" "--convlab-results=${results_root}/${CONVLAB_IMPL}")
   gtest_discover_tests(${lab}_graders EXTRA_ARGS ${run_args}
     TEST_FILTER "${lab}.correctness.*" TEST_LIST ${lab}_correctness DISCOVERY_MODE PRE_TEST
@@ -139,6 +170,16 @@ function(convlab_add_lab)
             message(FATAL_ERROR "convlab: ${mutants_file}: mutant ${i}: ${err}")
           endif()
         endforeach()
+        if(CONVLAB_BACKEND STREQUAL "cpu" AND m_graders MATCHES "[.]speedup[.]")
+          continue()  # speed is not graded on the CPU backend
+        endif()
+        if(CONVLAB_SANITIZE STREQUAL "address")
+          # Without guard zones, AddressSanitizer may be the one to catch it.
+          string(JSON m_expect_asan ERROR_VARIABLE no_asan GET "${mutants}" mutants ${i} expect_asan)
+          if(NOT no_asan)
+            set(m_expect "${m_expect_asan}")
+          endif()
+        endif()
         # Plant the bug: the reference with exactly one edit.
         file(READ "${reference_dir}/${m_file}" source)
         string(FIND "${source}" "${m_find}" at)
@@ -156,7 +197,7 @@ function(convlab_add_lab)
                  COMMAND ${lab}_graders_mutant_${m_name} "--gtest_filter=${m_graders}"
                          "--convlab-impl=mutant:${m_name}" "--convlab-results=${results_root}/mutant-${m_name}")
         set_tests_properties(selftest.mutant.${lab}.${m_name} PROPERTIES
-          LABELS "${lab};selftest;gpu" SKIP_REGULAR_EXPRESSION "${skip_regex}"
+          LABELS "${lab};selftest;${device}" SKIP_REGULAR_EXPRESSION "${skip_regex}"
           PASS_REGULAR_EXPRESSION "${m_expect}" TIMEOUT ${test_timeout} RUN_SERIAL TRUE)
       endforeach()
     endif()
@@ -177,7 +218,7 @@ function(convlab_add_lab)
     PASS_REGULAR_EXPRESSION "CONVLAB_SEED must be a non-negative integer, got '12ab'")
 
   # --- benchmark -------------------------------------------------------------
-  if(ARG_BENCHMARK AND CONVLAB_BENCHMARKS)
+  if(ARG_BENCHMARK AND CONVLAB_BENCHMARKS AND CONVLAB_BACKEND STREQUAL "cuda")
     add_executable(${lab}_bench "${ARG_BENCHMARK}")
     target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::grader convlab::options)
     target_compile_definitions(${lab}_bench PRIVATE CONVLAB_LAB_ID="${lab}" CONVLAB_SPEC_PATH="${spec_file}"

@@ -135,7 +135,7 @@ std::string Comparison::report() const {
       std::snprintf(buf, sizeof buf, "never written (NaN poison), expected %.7g\n", m.expected);
     else if (std::isnan(m.got))
       std::snprintf(buf, sizeof buf,
-                    "got NaN, expected %.7g: the kernel read outside the input (the memory around it holds NaN)\n",
+                    "got NaN, expected %.7g: the kernel read outside the input, or memory it never wrote (both hold NaN)\n",
                     m.expected);
     else
       std::snprintf(buf, sizeof buf, "got %.7g, expected %.7g, error %.3g > tolerance %.3g\n", double(m.got),

@@ -15,6 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 namespace convlab {
@@ -27,6 +30,56 @@ std::string Conv2dCase::name() const {
 namespace {
 
 constexpr std::uint64_t kFilterStream = 0xF117E5ull;  // the filter's seed differs from the input's
+
+// Guard zones of NaN around the test buffers (see GuardedBuffer). The sanitizer
+// build has none, so that AddressSanitizer sees the first access out of bounds.
+#ifdef CONVLAB_NO_GUARD_ZONES
+constexpr bool kGuardZones = false;
+#else
+constexpr bool kGuardZones = true;
+#endif
+
+// Outputs of at most this many elements are dumped and compared across backends.
+constexpr std::size_t kMaxDumpElements = std::size_t(1) << 21;
+
+std::string dump_path(const char* env_var) {
+  const char* dir = std::getenv(env_var);
+  if (!dir || !*dir) return {};
+  return std::string(dir) + "/" + current_record().test + ".f32";
+}
+
+// CONVLAB_DUMP_DIR: write each output; CONVLAB_COMPARE_DIR: compare each output with
+// one written earlier (by the other backend, say) within twice the tolerance.
+void dump_or_compare(const std::vector<float>& got, const Golden& g) {
+  if (got.size() > kMaxDumpElements) return;
+  if (const std::string path = dump_path("CONVLAB_DUMP_DIR"); !path.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(got.data()),
+                                                std::streamsize(got.size() * sizeof(float)));
+  }
+  if (const std::string path = dump_path("CONVLAB_COMPARE_DIR"); !path.empty()) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      ADD_FAILURE() << "CONVLAB_COMPARE_DIR: no dump " << path;
+      return;
+    }
+    std::vector<float> other(got.size());
+    in.read(reinterpret_cast<char*>(other.data()), std::streamsize(other.size() * sizeof(float)));
+    if (!in || in.peek() != EOF) {
+      ADD_FAILURE() << "CONVLAB_COMPARE_DIR: " << path << " does not hold " << got.size() << " floats";
+      return;
+    }
+    double worst = 0;
+    std::size_t worst_at = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double r = std::fabs(double(got[i]) - double(other[i])) / (2 * tolerance_for(g.magnitude[i], g.terms));
+      if (!(r <= worst)) worst = r, worst_at = i;
+    }
+    EXPECT_LE(worst, 1.0) << "this backend and the dump in " << path << " differ at element " << worst_at << ": "
+                          << got[worst_at] << " vs " << other[worst_at];
+    std::printf("compared with %s: largest difference %.3g of twice the tolerance\n", path.c_str(), worst);
+  }
+}
 
 struct StreamHandle {
   cudaStream_t s = nullptr;
@@ -51,10 +104,11 @@ struct Problem {
                                seed ^ kFilterStream)),
         // The input guard covers every read a kernel without boundary checks
         // can make (r rows and r columns beyond the image), capped at 64 MB.
-        d_in(h_in.size(), std::min<std::size_t>(is_2d ? std::size_t(r) * (w + 1) + 64 : std::size_t(r) + 64,
-                                               std::size_t(16) << 20)),
-        d_filter(h_filter.size(), 64),
-        d_out(h_in.size(), 1024) {
+        d_in(h_in.size(), !kGuardZones ? 0
+                          : std::min<std::size_t>(is_2d ? std::size_t(r) * (w + 1) + 64 : std::size_t(r) + 64,
+                                                  std::size_t(16) << 20)),
+        d_filter(h_filter.size(), kGuardZones ? 64 : 0),
+        d_out(h_in.size(), kGuardZones ? 1024 : 0) {
     golden = two_d ? conv2d_golden(h_in, w, h, h_filter, r) : conv1d_golden(h_in, h_filter, r);
     d_in.upload(h_in);
     d_filter.upload(h_filter);
@@ -124,7 +178,10 @@ bool run_and_compare(const std::function<void(cudaStream_t)>& launch, Problem& p
   auto& rec = current_record();
   rec.max_error = c.max_error;
   if (std::isfinite(c.max_error_ratio)) rec.max_error_ratio = c.max_error_ratio;
-  if (c.ok() && guards.empty()) return true;
+  if (c.ok() && guards.empty()) {
+    dump_or_compare(got, p.golden);
+    return true;
+  }
   ADD_FAILURE() << when << (p.two_d ? "2D " : "1D ") << "convolution, " << p.width
                 << (p.two_d ? " x " + std::to_string(p.height) : std::string()) << ", radius " << p.radius << ":\n"
                 << c.report() << (guards.empty() ? "" : guards + "\n") << diagnose(c, p, got);

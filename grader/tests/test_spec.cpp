@@ -73,7 +73,8 @@ TEST(Spec, RefusesBadSpecsNamingTheField) {
 }
 
 TEST(Spec, SpeedPointsBand) {
-  const GraderSpec& g = parse_spec(kGood, "t").grader("speedup.conv1d");  // threshold 2, partial from 1, 5 points
+  const LabSpec spec = parse_spec(kGood, "t");
+  const GraderSpec& g = spec.grader("speedup.conv1d");  // threshold 2, partial from 1, 5 points
   EXPECT_EQ(speed_points(g, 2.0), 5);
   EXPECT_EQ(speed_points(g, 9.0), 5);
   EXPECT_DOUBLE_EQ(speed_points(g, 1.5), 2.5);

@@ -14,12 +14,22 @@
 
 namespace convlab {
 
+/// True when kernels run on the CPU backend (CONVLAB_BACKEND=cpu): correctness
+/// graders run on the CPU; speed graders are not registered.
+#ifdef CONVLAB_BACKEND_CPU
+inline constexpr bool kCpuBackend = true;
+#else
+inline constexpr bool kCpuBackend = false;
+#endif
+
 /// Collects a lab's tests.
 class Registry {
 public:
   /// `lab` is the lab id ("lab01"); `spec` its grading spec.
   Registry(std::string lab, LabSpec spec);
-  /// A GPU grader: reported as skipped, with the reason, when no CUDA device is present.
+  /// A GPU grader: reported as skipped, with the reason, when no CUDA device is
+  /// present. On the CPU backend it runs on the CPU, except speed graders (kind
+  /// "speedup"), which are not registered there.
   void gpu(const std::string& kind, const std::string& variant, const std::string& case_name,
            std::function<void()> body);
   /// A test that runs anywhere (spec checks, host-side validation).

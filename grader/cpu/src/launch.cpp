@@ -1,0 +1,550 @@
+// The CPU backend's kernel launches: blocks in parallel on a pool of host
+// threads, the threads of a block as fibers that switch at __syncthreads().
+// See convlab_cpu/launch.hpp.
+#include "convlab_cpu/launch.hpp"
+
+#include "launch_internal.hpp"
+
+#include <boost/context/fiber.hpp>
+
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+// AddressSanitizer must be told when execution moves to another stack, or it
+// takes a fiber's stack for an overflow of the thread's. These hooks do that
+// (a no-op in other builds); see sanitizer/common_interface_defs.h.
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define CONVLAB_ASAN_FIBERS 1
+#endif
+
+namespace convlab_cpu {
+
+namespace detail {
+thread_local ThreadView tv;
+}  // namespace detail
+
+namespace {
+
+namespace ctx = boost::context;
+using detail::tv;
+
+// ---- settings -------------------------------------------------------------------------------
+std::atomic<int> g_schedule{int(Schedule::shuffle)};
+std::atomic<std::uint64_t> g_schedule_seed{0};
+
+Schedule schedule_from_env(Schedule fallback) {
+  const char* env = std::getenv("CONVLAB_CPU_SCHEDULE");
+  if (!env || !*env) return fallback;
+  const std::string s(env);
+  if (s == "shuffle") return Schedule::shuffle;
+  if (s == "in-order") return Schedule::in_order;
+  if (s == "reverse") return Schedule::reverse;
+  std::fprintf(stderr, "convlab CPU backend: CONVLAB_CPU_SCHEDULE must be shuffle, in-order or reverse, not '%s'\n",
+               env);
+  std::exit(2);
+}
+
+std::size_t stack_bytes() {
+  static const std::size_t bytes = [] {
+    std::size_t kb = 256;
+    if (const char* env = std::getenv("CONVLAB_CPU_STACK_KB"); env && *env) kb = std::strtoul(env, nullptr, 10);
+    return std::max<std::size_t>(kb, 64) * 1024;
+  }();
+  return bytes;
+}
+
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// ---- stack switches, for AddressSanitizer ----------------------------------------------------
+struct StackBounds {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+};
+#ifdef CONVLAB_ASAN_FIBERS
+inline void switch_begin(void** fake_stack, const StackBounds& to) {
+  __sanitizer_start_switch_fiber(fake_stack, to.bottom, to.size);
+}
+inline void switch_end(void* fake_stack, StackBounds* from) {
+  __sanitizer_finish_switch_fiber(fake_stack, from ? &from->bottom : nullptr, from ? &from->size : nullptr);
+}
+#else
+inline void switch_begin(void**, const StackBounds&) {}
+inline void switch_end(void*, StackBounds*) {}
+#endif
+
+// ---- errors ---------------------------------------------------------------------------------
+std::mutex g_error_mutex;
+cudaError_t g_execution_error = cudaSuccess;
+std::string g_detail;
+
+// A failed launch: recorded for cudaGetErrorString; configuration errors are
+// returned by cudaGetLastError, execution errors by the next synchronising call.
+struct LaunchFailure {
+  cudaError_t code;
+  std::string message;
+};
+
+// The exception that unwinds a thread that reached a barrier in direct mode.
+struct DirectModeBarrier {
+  const char* file;
+  int line;
+};
+
+std::string coords(uint3 v) {
+  return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+}
+
+// ---- one block -------------------------------------------------------------------------------
+struct Slot {
+  uint3 idx{};
+  enum State { ready, at_barrier, done } state = ready;
+  const char* file = nullptr;  // where it waits
+  int line = 0;
+  ctx::fiber fiber;   // the suspended thread
+  ctx::fiber caller;  // inside the thread: the scheduler
+  std::exception_ptr error;
+  StackBounds stack;          // the fiber's stack
+  void* fake_stack = nullptr; // AddressSanitizer's saved state while suspended
+};
+
+// Stacks for the fibers of one block, reserved once per host thread (mmap
+// commits pages only when touched).
+class StackPool {
+public:
+  ~StackPool() {
+    if (base_) munmap(base_, reserved_);
+  }
+  char* stack(std::size_t i) {
+    const std::size_t need = (i + 1) * stack_bytes();
+    if (need > reserved_) grow(std::max(need, std::size_t(1024) * stack_bytes()));
+    return static_cast<char*>(base_) + i * stack_bytes();
+  }
+
+private:
+  void grow(std::size_t bytes) {
+    if (base_) munmap(base_, reserved_);
+    base_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base_ == MAP_FAILED) {
+      base_ = nullptr;
+      reserved_ = 0;
+      throw std::bad_alloc();
+    }
+    reserved_ = bytes;
+  }
+  void* base_ = nullptr;
+  std::size_t reserved_ = 0;
+};
+
+// The stack belongs to the pool: the fiber must not free it.
+struct NoFree {
+  ctx::stack_context allocate() { throw std::logic_error("NoFree::allocate"); }
+  void deallocate(ctx::stack_context&) noexcept {}
+};
+
+struct Launch {
+  const char* name;
+  const char* file;
+  int line;
+  LaunchConfig config;
+  const std::function<void()>* body;
+  Schedule schedule;
+  std::uint64_t seed;
+};
+
+// Everything one host thread needs to run blocks.
+class BlockRunner {
+public:
+  Slot* current = nullptr;
+  bool direct = false;
+  StackBounds scheduler_stack;  // the host thread's own stack (learnt at the first switch)
+  std::vector<unsigned char> dynamic_shared;
+  std::uint64_t block_serial = 0;  // distinguishes blocks, for poisoning static shared memory
+  std::unordered_map<void*, std::uint64_t> poisoned;
+
+  // Runs one block; throws LaunchFailure on barrier divergence or a failing thread.
+  void run(const Launch& l, uint3 block_idx, std::uint64_t block_linear) {
+    const dim3 bd = l.config.block;
+    const std::size_t n = std::size_t(bd.x) * bd.y * bd.z;
+    ++block_serial;
+    tv.block_idx = block_idx;
+    if (!dynamic_shared.empty()) std::fill(dynamic_shared.begin(), dynamic_shared.end(), 0xFF);
+    slots_.resize(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      slots_[t].idx = uint3{unsigned(t % bd.x), unsigned(t / bd.x % bd.y), unsigned(t / (std::size_t(bd.x) * bd.y))};
+      slots_[t].state = Slot::ready;
+      slots_[t].error = nullptr;
+    }
+    order(l, block_linear, 0);
+
+    // The first thread runs in a fiber. If it returns without reaching a
+    // barrier, the kernel has none for this block (a barrier any other thread
+    // reaches is then a divergence), and the rest run as plain calls: cheap.
+    start_fiber(l, order_[0]);
+    resume(order_[0]);
+    if (slots_[order_[0]].state == Slot::done) {
+      direct = true;
+      for (std::size_t k = 1; k < n; ++k) {
+        Slot& s = slots_[order_[k]];
+        current = &s;
+        tv.thread_idx = s.idx;
+        try {
+          (*l.body)();
+        } catch (const DirectModeBarrier& b) {
+          direct = false;
+          fail_divergence(l, block_idx, s.idx, b.file, b.line, slots_[order_[0]].idx);
+        } catch (const std::exception& e) {
+          direct = false;
+          current = nullptr;
+          throw LaunchFailure{cudaErrorLaunchFailure, "thread " + coords(s.idx) + " failed: " + e.what()};
+        }
+        s.state = Slot::done;
+      }
+      direct = false;
+      current = nullptr;
+      return;
+    }
+    // Fiber mode: run every thread to its next barrier, phase after phase.
+    for (std::size_t k = 1; k < n; ++k) start_fiber(l, order_[k]);
+    for (int phase = 0;; ++phase) {
+      if (phase > 0) order(l, block_linear, phase);
+      for (std::size_t t : order_)
+        if (slots_[t].state == Slot::ready) resume(t);
+      std::size_t waiting = 0, finished = 0, a_waiter = 0, a_finisher = 0;
+      for (std::size_t t = 0; t < n; ++t) {
+        if (slots_[t].state == Slot::at_barrier) waiting++, a_waiter = t;
+        else finished++, a_finisher = t;
+      }
+      if (waiting == 0) break;
+      if (finished > 0) {
+        const Slot& w = slots_[a_waiter];
+        const std::string msg = describe(l, block_idx) + ": thread " + coords(w.idx) + " waits at __syncthreads() (" +
+                                w.file + ":" + std::to_string(w.line) + ") but " + std::to_string(finished) +
+                                " thread(s) of the block, e.g. thread " + coords(slots_[a_finisher].idx) +
+                                ", returned without reaching it";
+        abandon();
+        throw LaunchFailure{cudaErrorLaunchFailure, "barrier divergence in " + msg + hint()};
+      }
+      for (auto& s : slots_) s.state = Slot::ready;
+    }
+    current = nullptr;
+  }
+
+private:
+  StackPool stacks_;  // declared first, destroyed last: the slots' fibers live on these stacks
+  std::vector<Slot> slots_;
+  std::vector<std::size_t> order_;
+
+  static std::string hint() {
+    return ". Every thread of a block must reach every __syncthreads(): let out-of-range threads skip the work, "
+           "not the barrier.";
+  }
+  static std::string describe(const Launch& l, uint3 block_idx) {
+    return std::string("kernel ") + l.name + " (launched at " + l.file + ":" + std::to_string(l.line) + "), block " +
+           coords(block_idx);
+  }
+
+  [[noreturn]] void fail_divergence(const Launch& l, uint3 block_idx, uint3 thread, const char* file, int line,
+                                    uint3 finished) {
+    abandon();
+    throw LaunchFailure{cudaErrorLaunchFailure, "barrier divergence in " + describe(l, block_idx) + ": thread " +
+                                                    coords(thread) + " reached __syncthreads() (" + file + ":" +
+                                                    std::to_string(line) + ") but thread " + coords(finished) +
+                                                    " returned without reaching it" + hint()};
+  }
+
+  // Drops suspended fibers: Boost switches into each one to unwind its stack.
+  void abandon() {
+    for (auto& s : slots_) {
+      if (!s.fiber) continue;
+      void* fake = nullptr;
+      switch_begin(&fake, s.stack);
+      s.fiber = ctx::fiber();
+      switch_end(fake, nullptr);
+    }
+    current = nullptr;
+  }
+
+  void order(const Launch& l, std::uint64_t block_linear, int phase) {
+    const std::size_t n = slots_.size();
+    order_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) order_[i] = i;
+    if (l.schedule == Schedule::reverse) std::reverse(order_.begin(), order_.end());
+    if (l.schedule != Schedule::shuffle) return;
+    std::uint64_t state = mix(l.seed ^ mix(block_linear * 0x100000001B3ull + std::uint64_t(phase)));
+    for (std::size_t i = n; i > 1; --i) {  // Fisher-Yates
+      state = mix(state);
+      std::swap(order_[i - 1], order_[state % i]);
+    }
+  }
+
+  void start_fiber(const Launch& l, std::size_t t) {
+    Slot* s = &slots_[t];
+    char* base = stacks_.stack(t);
+    ctx::stack_context sc;
+    sc.size = stack_bytes();
+    sc.sp = base + stack_bytes();
+    s->stack = {base, stack_bytes()};
+    s->fiber = ctx::fiber(std::allocator_arg, ctx::preallocated(sc.sp, sc.size, sc), NoFree{},
+                          [this, s, body = l.body](ctx::fiber&& caller) {
+                            switch_end(nullptr, &scheduler_stack);
+                            s->caller = std::move(caller);
+                            try {
+                              (*body)();
+                            } catch (const ctx::detail::forced_unwind&) {
+                              switch_begin(nullptr, scheduler_stack);
+                              throw;
+                            } catch (...) {
+                              s->error = std::current_exception();
+                            }
+                            s->state = Slot::done;
+                            switch_begin(nullptr, scheduler_stack);  // this stack is finished
+                            return std::move(s->caller);
+                          });
+  }
+
+  void resume(std::size_t t) {
+    Slot& s = slots_[t];
+    current = &s;
+    tv.thread_idx = s.idx;
+    void* fake = nullptr;
+    switch_begin(&fake, s.stack);
+    s.fiber = std::move(s.fiber).resume();
+    switch_end(fake, nullptr);
+    current = nullptr;
+    if (s.error) {
+      std::string what = "an exception";
+      try {
+        std::rethrow_exception(s.error);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      abandon();
+      throw LaunchFailure{cudaErrorLaunchFailure, "thread " + coords(s.idx) + " failed: " + what};
+    }
+  }
+};
+
+thread_local BlockRunner* t_runner = nullptr;
+
+// ---- the pool of host threads ------------------------------------------------------------------
+class Pool {
+public:
+  static Pool& get() {
+    static Pool pool;
+    return pool;
+  }
+  int size() const { return int(workers_.size()) + 1; }
+
+  // Runs job(i) for i in [0, jobs) on all host threads, the caller included.
+  void run(std::size_t jobs, const std::function<void(std::size_t)>& job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    job_ = &job;
+    jobs_ = jobs;
+    next_.store(0);
+    active_ = int(workers_.size());
+    ++generation_;
+    cv_.notify_all();
+    lock.unlock();
+    work();
+    lock.lock();
+    done_cv_.wait(lock, [this] { return active_ == 0; });
+    job_ = nullptr;
+  }
+
+private:
+  Pool() {
+    int n = int(std::thread::hardware_concurrency());
+    if (const char* env = std::getenv("CONVLAB_CPU_THREADS"); env && *env) n = std::atoi(env);
+    n = std::max(1, n);
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+    for (auto& w : workers_) w.join();
+  }
+  void loop() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      work();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--active_ == 0) done_cv_.notify_all();
+    }
+  }
+  void work() {
+    for (;;) {
+      const std::size_t i = next_.fetch_add(1);
+      if (i >= jobs_) return;
+      (*job_)(i);
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(std::size_t)>* job_ = nullptr;
+  std::size_t jobs_ = 0;
+  std::atomic<std::size_t> next_{0};
+  int active_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+std::mutex g_launch_mutex;  // one launch at a time, as on one stream
+thread_local bool t_in_kernel = false;
+
+std::string check_config(const LaunchConfig& c, const void* kernel, cudaError_t* code) {
+  const dim3 b = c.block, g = c.grid;
+  *code = cudaErrorInvalidConfiguration;
+  if (!b.x || !b.y || !b.z) return "block " + coords(b) + " has a zero dimension";
+  if (!g.x || !g.y || !g.z) return "grid " + coords(g) + " has a zero dimension (no block to run)";
+  if (std::uint64_t(b.x) * b.y * b.z > 1024)
+    return "block " + coords(b) + " has " + std::to_string(std::uint64_t(b.x) * b.y * b.z) +
+           " threads; at most 1024 threads per block";
+  if (b.x > 1024 || b.y > 1024 || b.z > 64) return "block " + coords(b) + " exceeds the limits (1024,1024,64)";
+  if (g.x > 0x7FFFFFFFu || g.y > 65535 || g.z > 65535) return "grid " + coords(g) + " exceeds (2^31-1,65535,65535)";
+  const int limit = max_dynamic_shared(kernel);
+  if (c.shared_bytes > std::size_t(limit)) {
+    *code = cudaErrorInvalidValue;
+    return std::to_string(c.shared_bytes) + " bytes of dynamic shared memory exceed this kernel's limit of " +
+           std::to_string(limit) + " bytes (raise it with cudaFuncSetAttribute(kernel, "
+           "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes); at most " + std::to_string(kMaxDynamicSharedOptin) + ")";
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- public entry points ---------------------------------------------------------------------
+void set_schedule(Schedule schedule, std::uint64_t seed) {
+  g_schedule.store(int(schedule));
+  g_schedule_seed.store(seed);
+}
+
+int worker_count() { return Pool::get().size(); }
+
+cudaError_t take_execution_error() {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  const cudaError_t e = g_execution_error;
+  g_execution_error = cudaSuccess;
+  return e;
+}
+
+const std::string& last_launch_detail() {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  return g_detail;
+}
+
+void syncthreads(const char* file, int line) {
+  BlockRunner* r = t_runner;
+  if (!r || !r->current) {
+    std::fprintf(stderr, "convlab CPU backend: __syncthreads() called outside a kernel (%s:%d)\n", file, line);
+    std::abort();
+  }
+  if (r->direct) throw DirectModeBarrier{file, line};
+  Slot* s = r->current;
+  s->state = Slot::at_barrier;
+  s->file = file;
+  s->line = line;
+  switch_begin(&s->fake_stack, r->scheduler_stack);
+  try {
+    s->caller = std::move(s->caller).resume();
+  } catch (const ctx::detail::forced_unwind&) {  // the block was abandoned: unwind this thread
+    switch_end(s->fake_stack, &r->scheduler_stack);
+    throw;
+  }
+  switch_end(s->fake_stack, &r->scheduler_stack);
+  // Resumed by the scheduler: the barrier is passed.
+}
+
+namespace detail {
+
+void* dynamic_shared_memory() {
+  BlockRunner* r = t_runner;
+  return r && !r->dynamic_shared.empty() ? r->dynamic_shared.data() : nullptr;
+}
+
+void poison_shared_once(void* address, std::size_t bytes) {
+  BlockRunner* r = t_runner;
+  if (!r) return;
+  auto& serial = r->poisoned[address];
+  if (serial == r->block_serial) return;  // another thread of this block got here first
+  serial = r->block_serial;
+  std::memset(address, 0xFF, bytes);  // NaN for floats: reading before writing shows
+}
+
+void run_grid(const char* name, const char* file, int line, const void* kernel, const LaunchConfig& config,
+              const std::function<void()>& body) {
+  if (t_in_kernel) {
+    std::fprintf(stderr, "convlab CPU backend: kernel %s launched from inside a kernel (%s:%d): dynamic parallelism "
+                         "is not supported\n", name, file, line);
+    std::abort();
+  }
+  cudaError_t code = cudaSuccess;
+  if (const std::string problem = check_config(config, kernel, &code); !problem.empty()) {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    g_detail = std::string("invalid launch of ") + name + " at " + file + ":" + std::to_string(line) + ": " + problem;
+    set_last_error(code);
+    return;
+  }
+  std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
+  const Launch l{name, file, line, config, &body,
+                 schedule_from_env(Schedule(g_schedule.load())), g_schedule_seed.load()};
+  const dim3 g = config.grid;
+  const std::size_t blocks = std::size_t(g.x) * g.y * g.z;
+  std::atomic<bool> failed{false};
+  std::mutex failure_mutex;
+  LaunchFailure failure{cudaSuccess, {}};
+  Pool::get().run(blocks, [&](std::size_t b) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    thread_local BlockRunner runner;
+    t_runner = &runner;
+    t_in_kernel = true;
+    tv.block_dim = config.block;
+    tv.grid_dim = config.grid;
+    if (runner.dynamic_shared.size() != config.shared_bytes) runner.dynamic_shared.assign(config.shared_bytes, 0xFF);
+    try {
+      runner.run(l, uint3{unsigned(b % g.x), unsigned(b / g.x % g.y), unsigned(b / (std::size_t(g.x) * g.y))}, b);
+    } catch (const LaunchFailure& f) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failed.exchange(true)) failure = f;
+    }
+    t_in_kernel = false;
+  });
+  if (failed.load()) {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    g_detail = failure.message;
+    g_execution_error = failure.code;
+  }
+}
+
+}  // namespace detail
+}  // namespace convlab_cpu
