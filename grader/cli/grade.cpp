@@ -185,7 +185,7 @@ private:
   Queue<Job> build_q_, run_q_;
   std::mutex mu_, integrity_mu_;
   std::vector<std::optional<StudentResult>> results_;
-  std::vector<bool> slot_ready_;
+  std::vector<char> slot_ready_;  // not vector<bool>: each builder writes its own
   std::atomic<bool> fatal_{false};
   std::string fatal_message_;
   std::size_t total_ = 0;
@@ -253,13 +253,15 @@ void Grader::choose_sandbox_user() {
 
 void Grader::write_hardware() {
   json gpus = json::array();
-  std::string text = "host: " + std::string(std::getenv("HOSTNAME") ? std::getenv("HOSTNAME") : "") + "\n";
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "?");
+  std::string text = "host " + std::string(host) + "\n";
   for (const auto& gpu : opt_.gpus) {
     const json h = probe_hardware(gpu);
     gpus.push_back(h);
     text += "GPU " + gpu + ": " + h.value("summary", std::string("?")) + "\n";
   }
-  const json all = {{"date", utc_now()}, {"gpus", gpus}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
+  const json all = {{"date", utc_now()}, {"host", host}, {"gpus", gpus}, {"jobs", opt_.jobs}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
                     {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_}};
   write_file_atomic(opt_.out + "/hardware.json", all.dump(2) + "\n");
   log_->line("hardware: " + trim(text));
@@ -457,8 +459,9 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
 void Grader::build_job(Job& job, int slot) {
   if (!slot_ready_[slot]) {
     setup_slot(slot);
-    slot_ready_[slot] = true;
+    slot_ready_[slot] = 1;
   }
+  job.t0 = now_s();  // a submission's time counts from its build: waiting in line is not its time
   // Every submission starts from the pristine tree: anything changed is put back.
   const std::string src = work_ + "/slots/" + std::to_string(slot) + "/src";
   const auto restored = sync_tree(project_.root, src, slot_files_);
@@ -655,12 +658,16 @@ void Grader::finish(Job& job, StudentResult result) {
   write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result));
   std::string line = "[" + std::to_string(++done_) + "/" + std::to_string(total_) + "] " + result.student + ": " +
                      fmt_points(result.total()) + " / " + fmt_points(result.max_total());
+  const auto short_text = [](const std::string& s) {
+    const std::string first = s.substr(0, s.find('\n'));
+    return first.size() > 110 ? first.substr(0, 107) + "..." : first;
+  };
   for (const auto& l : result.labs) {
     line += "  " + l.lab + " " + fmt_points(l.score) + " (build " + fmt_seconds(l.build_s) + ", run " +
             fmt_seconds(l.run_s) + ")";
-    if (!l.failure.empty()) line += " — " + l.failure.substr(0, 100);
+    if (!l.failure.empty() && result.failure.empty()) line += " — " + short_text(l.failure);
   }
-  if (!result.failure.empty()) line += " — " + result.failure;
+  if (!result.failure.empty()) line += " — " + short_text(result.failure);
   log_->line(line + "; " + fmt_seconds(result.seconds) + " in all");
   std::lock_guard<std::mutex> l(mu_);
   results_[job.index] = std::move(result);
@@ -866,6 +873,7 @@ int Grader::run() {
   std::set<std::string> names;
   std::vector<Job> pending;
   results_.resize(opt_.submissions.size());
+  total_ = opt_.submissions.size();
   for (std::size_t i = 0; i < opt_.submissions.size(); ++i) {
     std::string name = student_name(opt_.submissions[i]);
     for (int k = 2; names.count(name); ++k) name = student_name(opt_.submissions[i]) + "-" + std::to_string(k);
@@ -885,6 +893,7 @@ int Grader::run() {
           log_->line("resumed: " + name + " was graded by an earlier run (" + fmt_points(saved.total()) + " / " +
                      fmt_points(saved.max_total()) + "); --force grades it again");
           results_[i] = std::move(saved);
+          --total_;
           continue;
         }
       } catch (const Error& e) {
@@ -899,17 +908,15 @@ int Grader::run() {
       r.fingerprint = job.fingerprint;
       r.failure = job.sub.failure;
       for (const Lab* l : labs_) r.labs.push_back(score_lab(specs_.at(l->spec.lab), {}, "the submission could not be read: " + job.sub.failure));
-      total_++;
       finish(job, std::move(r));
       continue;
     }
     pending.push_back(std::move(job));
   }
-  total_ += pending.size();
   for (auto& j : pending) build_q_.push(std::move(j));
   build_q_.close();
 
-  slot_ready_.assign(opt_.jobs, false);
+  slot_ready_.assign(opt_.jobs, 0);
   std::vector<std::thread> builders, runners;
   for (int k = 0; k < opt_.jobs; ++k) builders.emplace_back([this, k] { build_worker(k); });
   for (const auto& gpu : opt_.gpus) runners.emplace_back([this, gpu] { run_worker(gpu); });
