@@ -119,7 +119,6 @@ struct Job {
   std::string dir;           // WORK/subs/<student>
   std::string fingerprint;
   std::vector<BuiltLab> labs;
-  double t0 = 0;
 };
 
 std::string strip_paths(std::string text, const std::string& prefix) {
@@ -461,7 +460,6 @@ void Grader::build_job(Job& job, int slot) {
     setup_slot(slot);
     slot_ready_[slot] = 1;
   }
-  job.t0 = now_s();  // a submission's time counts from its build: waiting in line is not its time
   // Every submission starts from the pristine tree: anything changed is put back.
   const std::string src = work_ + "/slots/" + std::to_string(slot) + "/src";
   const auto restored = sync_tree(project_.root, src, slot_files_);
@@ -652,7 +650,9 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
 }
 
 void Grader::finish(Job& job, StudentResult result) {
-  result.seconds = now_s() - job.t0;
+  // Its own time: building and running, not the wait for a free GPU.
+  result.seconds = 0;
+  for (const auto& l : result.labs) result.seconds += l.build_s + l.run_s;
   write_file_atomic(opt_.out + "/state/" + result.student + ".json", to_json(result));
   write_file_atomic(opt_.out + "/feedback/" + result.student + ".md", feedback_markdown(result));
   write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result));
@@ -880,7 +880,6 @@ int Grader::run() {
     names.insert(name);
     Job job;
     job.index = i;
-    job.t0 = now_s();
     job.dir = work_ + "/subs/" + name;
     job.sub = open_submission(opt_.submissions[i], job.dir + "/unpacked", project_);
     job.sub.student = name;

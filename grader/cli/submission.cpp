@@ -79,36 +79,27 @@ Submission open_submission(const std::string& origin, const std::string& scratch
   if (fs::is_directory(path) && !is_git) {
     s.kind = "folder";
     s.root = find_starter_parent(path);
-  } else if (is_git) {
-    s.kind = "git";
-    RunSpec git;
-    git.argv = {"git", "-c", "safe.directory=*", "-c", "core.symlinks=true", "clone", "--quiet", "--no-hardlinks",
-                path.string(), unpacked.string()};
-    git.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
-               "LANG=C"};
-    git.limits.timeout_s = 120;
-    git.limits.file_bytes = kMaxArchiveBytes;
-    const RunResult r = run_sandboxed(git);
-    if (!r.ok()) {
-      s.failure = unpack_failure("cannot clone the git repository", r);
-      return s;
-    }
-    s.root = find_starter_parent(unpacked);
   } else {
-    s.kind = "tarball";
-    if (fs::file_size(path, ec) > static_cast<std::uintmax_t>(kMaxArchiveBytes)) {
+    // A repository is cloned, a tarball unpacked: by the tool, with a time and file-size limit.
+    s.kind = is_git ? "git" : "tarball";
+    if (!is_git && fs::file_size(path, ec) > static_cast<std::uintmax_t>(kMaxArchiveBytes)) {
       s.failure = "the tarball is larger than " + std::to_string(kMaxArchiveBytes >> 20) + " MiB";
       return s;
     }
-    make_dirs(unpacked.string());
-    RunSpec tar;
-    tar.argv = {"tar", "-x", "-f", path.string(), "-C", unpacked.string(), "--no-same-owner", "--no-same-permissions"};
-    tar.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C"};
-    tar.limits.timeout_s = 120;
-    tar.limits.file_bytes = kMaxArchiveBytes;
-    const RunResult r = run_sandboxed(tar);
+    RunSpec unpack;
+    if (is_git) {
+      unpack.argv = {"git", "-c", "safe.directory=*", "clone", "--quiet", "--no-hardlinks", path.string(), unpacked.string()};
+    } else {
+      make_dirs(unpacked.string());
+      unpack.argv = {"tar", "-x", "-f", path.string(), "-C", unpacked.string(), "--no-same-owner", "--no-same-permissions"};
+    }
+    unpack.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "LANG=C", "GIT_TERMINAL_PROMPT=0",
+                  "GIT_CONFIG_NOSYSTEM=1"};
+    unpack.limits.timeout_s = 120;
+    unpack.limits.file_bytes = kMaxArchiveBytes;
+    const RunResult r = run_sandboxed(unpack);
     if (!r.ok()) {
-      s.failure = unpack_failure("cannot unpack the tarball", r);
+      s.failure = unpack_failure(is_git ? "cannot clone the git repository" : "cannot unpack the tarball", r);
       return s;
     }
     s.root = find_starter_parent(unpacked);

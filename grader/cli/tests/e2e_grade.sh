@@ -93,4 +93,12 @@ out=$("$convlab" --root "$root" status --build-dir "$o/work/slots/0/build" 2>&1)
 check "status exits 0 and prints a table" grep -q "^lab01 " <<<"$out"
 echo "$out"
 
+out=$("$convlab" --root "$root" check lab01 --build-dir "$o/work/slots/0/build" 2>&1)
+rc=$?
+echo "$out" | tail -8
+check "check builds and runs the graders (exit $rc: nothing failed, GPU tests skipped)" test $rc -eq 0
+check "check says why nothing ran" grep -q "no GPU here" <<<"$out"
+out=$("$convlab" --root "$root" watch lab01 --cycles 1 --build-dir "$o/work/slots/0/build" 2>&1)
+check "watch runs a check (exit $?)" grep -q "points if graded now" <<<"$out"
+
 exit $fail
