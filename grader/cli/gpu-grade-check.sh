@@ -9,7 +9,8 @@
 # Outputs in $OUT (default ./gpu-logs/grade), at most 6 files:
 #   summary.txt  build.log  grade-console.log  sanitize-console.log  grade-out.tgz  sanitize-out.tgz
 #
-#   grader/cli/gpu-grade-check.sh            (SANITIZE=0 skips the memcheck run)
+#   grader/cli/gpu-grade-check.sh   (SANITIZE=0 skips the memcheck run; CALIBRATE=1 also runs
+#                                    convlab calibrate and keeps calibration.json)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -68,6 +69,11 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     2>&1 | tee "$OUT/sanitize-console.log"
   note "grade under compute-sanitizer memcheck: rc=${PIPESTATUS[0]}, $((SECONDS - t)) s"
   tar -czf "$OUT/sanitize-out.tgz" -C "$work" --exclude=out-sanitize/work out-sanitize
+fi
+if [ "${CALIBRATE:-0}" = 1 ]; then  # about a minute more: builds the reference graders, times them
+  t=$SECONDS
+  "$convlab" calibrate --out "$OUT/calibration.json" --build-dir "$root/build/calibrate" 2>&1 | tail -12 | tee -a "$summary"
+  note "calibrate: rc=${PIPESTATUS[0]}, $((SECONDS - t)) s"
 fi
 note "left-over processes of the sandbox user: $(ps -u nobody -o pid= 2>/dev/null | wc -l)"
 note "total: $((SECONDS - t_all)) s"
