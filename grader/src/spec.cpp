@@ -173,4 +173,38 @@ double speed_points(const GraderSpec& g, double ratio) {
   return g.points * (ratio - g.partial_from) / (g.threshold - g.partial_from);
 }
 
+int apply_calibration(LabSpec& spec, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw SpecError(path + ": cannot open the calibration file");
+  json root;
+  try {
+    root = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw SpecError(path + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object() || !root.contains("labs") || !root.at("labs").is_object())
+    fail(path, "top level", "must be an object with a 'labs' object");
+  if (!root.at("labs").contains(spec.lab)) return 0;
+  const json& lab = root.at("labs").at(spec.lab);
+  if (!lab.is_object()) fail(path, "labs." + spec.lab, "must be an object");
+  int changed = 0;
+  for (const auto& [id, value] : lab.items()) {
+    const std::string where = "labs." + spec.lab + "." + id;
+    const auto it = std::find_if(spec.graders.begin(), spec.graders.end(), [&](const GraderSpec& g) { return g.id == id; });
+    if (it == spec.graders.end() || it->kind != "speedup") fail(path, where, "is not a speedup grader of " + spec.path);
+    if (!value.is_object()) fail(path, where, "must be an object");
+    only_keys(value, {"threshold", "partial_from", "reference_ratio"}, path, where);
+    const double threshold = member(value, "threshold", json::value_t::number_float, path, where).get<double>();
+    const double partial = value.contains("partial_from")
+                               ? member(value, "partial_from", json::value_t::number_float, path, where).get<double>()
+                               : 0.0;
+    if (!(threshold > 0) || !(partial >= 0 && partial < threshold))
+      fail(path, where, "needs threshold > 0 and 0 <= partial_from < threshold");
+    it->threshold = threshold;
+    it->partial_from = partial;
+    ++changed;
+  }
+  return changed;
+}
+
 }  // namespace convlab

@@ -144,7 +144,14 @@ int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path, 
       std::cout << "convlab: " << lab << " graders (" << g_impl << "), base seed " << seed
                 << (seed_from_environment() ? " (from CONVLAB_SEED)" : " (fresh; CONVLAB_SEED=<seed> replays a run)")
                 << "\n";
-    Registry reg(lab, load_spec(spec_path));
+    LabSpec spec = load_spec(spec_path);
+    // An instructor's calibration (convlab calibrate) replaces the default speed thresholds.
+    if (const char* cal = std::getenv("CONVLAB_CALIBRATION"); cal && *cal) {
+      const int changed = apply_calibration(spec, cal);
+      if (!::testing::GTEST_FLAG(list_tests))
+        std::cout << "convlab: " << changed << " speed threshold(s) from the calibration " << cal << "\n";
+    }
+    Registry reg(lab, std::move(spec));
     register_tests(reg);
     reg.cpu("cpu", "spec", "graders_match_tests", [&reg] { check_spec_matches_tests(reg); });
     ::testing::UnitTest::GetInstance()->listeners().Append(new RecordListener(lab));

@@ -77,4 +77,16 @@ LabSpec load_spec(const std::string& path);
 /// threshold, linear between partial_from and the threshold, none below.
 double speed_points(const GraderSpec& grader, double ratio);
 
+/// Replaces speed thresholds of `spec` with those an instructor measured on
+/// their GPU (`convlab calibrate`); graders the file does not name keep the
+/// spec's values. Returns how many graders changed; throws SpecError, naming
+/// the file and the field, on a malformed file. The graders read it from the
+/// environment variable CONVLAB_CALIBRATION. Format:
+/// \code{.json}
+/// { "convlab_calibration": 1, "fraction": 0.7, "device": "NVIDIA H100 80GB HBM3",
+///   "labs": { "lab01": { "speedup.conv1d": { "threshold": 0.69, "partial_from": 0.14,
+///                                            "reference_ratio": 0.99 } } } }
+/// \endcode
+int apply_calibration(LabSpec& spec, const std::string& path);
+
 }  // namespace convlab

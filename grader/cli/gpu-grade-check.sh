@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The GPU verification of `convlab grade`, in one call, on a machine with an
+# NVIDIA GPU (the lead's H100 run). Builds the convlab command, grades the
+# fixture corpus (grader/cli/tests/fixtures/, plus the correct submission five
+# times, as a tarball and as a git repository, one that #includes the
+# solution, a corrupt tarball), compares every score with
+# fixtures/expected-gpu.json, prints the time per submission, and grades the
+# correct submission once more under compute-sanitizer memcheck.
+# Outputs in $OUT (default ./gpu-logs/grade), at most 6 files:
+#   summary.txt  build.log  grade-console.log  sanitize-console.log  grade-out.tgz  sanitize-out.tgz
+#
+#   grader/cli/gpu-grade-check.sh   (SANITIZE=0 skips the memcheck run; CALIBRATE=1 also runs
+#                                    convlab calibrate and keeps calibration.json)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+OUT=${OUT:-$root/gpu-logs/grade}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+summary=$OUT/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+t_all=$SECONDS
+
+note "== convlab grade on a GPU, $(date -u +%FT%TZ)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv 2>&1 | tee -a "$summary"
+B=$root/build/grade-check
+t=$SECONDS
+{ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCONVLAB_CUDA_ARCH=native -DCONVLAB_IMPL=reference \
+    -DCONVLAB_BENCHMARKS=OFF && cmake --build "$B" --target convlab_cli; } >"$OUT/build.log" 2>&1
+rc=$?
+note "build of convlab: rc=$rc, $((SECONDS - t)) s"
+[ $rc -eq 0 ] || { tail -30 "$OUT/build.log"; exit 1; }
+convlab=$B/grader/cli/convlab
+
+work=$(mktemp -d /tmp/convlab-grade-XXXXXX)
+chmod 755 "$work"  # the graders may run as another user
+fixtures=$root/grader/cli/tests/fixtures
+mkdir -p "$work/subs"
+for f in "$fixtures"/*/; do cp -r "$f" "$work/subs/"; done
+for k in 2 3 4 5; do cp -r "$fixtures/correct" "$work/subs/correct_run$k"; done
+tar -czf "$work/subs/correct_tarball.tar.gz" -C "$fixtures" correct
+cp -r "$fixtures/correct" "$work/subs/correct_git"
+git -C "$work/subs/correct_git" init -q && git -C "$work/subs/correct_git" add -A &&
+  git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
+mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"
+printf '#include "%s/reference/01-conv-basic/conv_basic.cu"\n' "$root" \
+  >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
+echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
+subs=("$work"/subs/*)
+jobs=$(($(nproc) / 2)); [ $jobs -gt 8 ] && jobs=8
+
+t=$SECONDS
+"$convlab" grade "${subs[@]}" --out "$work/out" --jobs $jobs --test-timeout 30 \
+  --expect "$fixtures/expected-gpu.json" 2>&1 | tee "$OUT/grade-console.log"
+rc=${PIPESTATUS[0]}
+wall=$((SECONDS - t))
+note "grade: rc=$rc (0: every score as expected), ${#subs[@]} submissions in $wall s wall, $(awk "BEGIN{printf \"%.1f\", $wall/${#subs[@]}}") s per submission"
+sed -n '/^student /,/^outputs:/p' "$OUT/grade-console.log" >>"$summary"
+sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/grade-console.log" >>"$summary"
+grep -E '^\[[0-9]+/[0-9]+\]' "$OUT/grade-console.log" >>"$summary"
+tar -czf "$OUT/grade-out.tgz" -C "$work" --exclude=out/work out
+
+if [ "${SANITIZE:-1}" = 1 ]; then
+  echo '{ "correct": { "lab01": 100 } }' >"$work/expect-sanitize.json"
+  t=$SECONDS
+  "$convlab" grade "$work/subs/correct" --out "$work/out-sanitize" --work-dir "$work/out/work" --jobs 1 \
+    --sanitize memcheck --sanitize-exclude '*n16777221*:*w4099*' --expect "$work/expect-sanitize.json" \
+    2>&1 | tee "$OUT/sanitize-console.log"
+  note "grade under compute-sanitizer memcheck: rc=${PIPESTATUS[0]}, $((SECONDS - t)) s"
+  tar -czf "$OUT/sanitize-out.tgz" -C "$work" --exclude=out-sanitize/work out-sanitize
+fi
+if [ "${CALIBRATE:-0}" = 1 ]; then  # about a minute more: builds the reference graders, times them
+  t=$SECONDS
+  "$convlab" calibrate --out "$OUT/calibration.json" --build-dir "$root/build/calibrate" 2>&1 | tail -12 | tee -a "$summary"
+  note "calibrate: rc=${PIPESTATUS[0]}, $((SECONDS - t)) s"
+fi
+note "left-over processes of the sandbox user: $(ps -u nobody -o pid= 2>/dev/null | wc -l)"
+note "total: $((SECONDS - t_all)) s"
+cat "$summary"
+exit $rc

@@ -1,0 +1,943 @@
+// convlab grade: build each submission in a pristine tree, run its graders in
+// limited processes, score, write the outputs. See grade.hpp and docs/grading.md.
+#include "grade.hpp"
+
+#include "hardware.hpp"
+#include "reports.hpp"
+#include "sandbox.hpp"
+#include "scoring.hpp"
+#include "submission.hpp"
+#include "util.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <pwd.h>
+#include <unistd.h>
+
+namespace convlab::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+void on_interrupt(int) {
+  g_interrupted = true;
+  cancel_all_runs();
+}
+
+// The run's log: every line goes to OUT/grade.log, and to the terminal.
+class Log {
+public:
+  explicit Log(const std::string& path) : file_(path, std::ios::app) {
+    if (!file_) throw Error("cannot write the log " + path);
+  }
+  void line(const std::string& text, bool console = true) {
+    std::lock_guard<std::mutex> lock(mu_);
+    file_ << "[" << utc_now() << "] " << text << "\n";
+    file_.flush();
+    if (console) std::cout << text << std::endl;
+  }
+  void raw(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    file_ << text;
+    file_.flush();
+  }
+
+private:
+  std::mutex mu_;
+  std::ofstream file_;
+};
+
+// A queue that workers wait on; closed when no more items will come.
+template <class T>
+class Queue {
+public:
+  void push(T v) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      q_.push_back(std::move(v));
+    }
+    cv_.notify_one();
+  }
+  void close() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+  std::optional<T> pop() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return closed_ || !q_.empty(); });
+    if (q_.empty()) return std::nullopt;
+    T v = std::move(q_.front());
+    q_.pop_front();
+    return v;
+  }
+
+private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<T> q_;
+  bool closed_ = false;
+};
+
+// A lab of one submission, built and ready to run.
+struct BuiltLab {
+  const Lab* lab = nullptr;
+  LabSpec spec;              // with the calibration applied
+  bool submitted = false;
+  std::string failure;       // lab-wide: no build, forbidden symbol, ...
+  std::string details;
+  std::vector<std::string> notes;
+  std::string exe;           // the graders, copied out of the slot
+  std::string slot_src;      // the pristine tree it was built in
+  double build_s = 0;
+};
+
+struct Job {
+  std::size_t index = 0;
+  Submission sub;
+  std::string dir;           // WORK/subs/<student>
+  std::string fingerprint;
+  std::vector<BuiltLab> labs;
+};
+
+std::string strip_paths(std::string text, const std::string& prefix) {
+  for (std::size_t p; !prefix.empty() && (p = text.find(prefix)) != std::string::npos;) text.erase(p, prefix.size());
+  return text;
+}
+
+// The compiler's complaints, without the noise of the build tool.
+std::string compiler_errors(const std::string& output, const std::string& src_prefix) {
+  std::istringstream in(strip_paths(output, src_prefix));
+  std::string line, out;
+  int kept = 0;
+  while (std::getline(in, line) && kept < 60) {
+    if (starts_with(line, "[") || starts_with(line, "ninja: ") || starts_with(line, "FAILED: ") ||
+        line.find("/nvcc ") != std::string::npos || line.find("/c++ ") != std::string::npos)
+      continue;
+    out += line + "\n";
+    ++kept;
+  }
+  return out;
+}
+
+class Grader {
+public:
+  Grader(const Project& p, GradeOptions o) : project_(p), opt_(std::move(o)) {}
+  int run();
+
+private:
+  // setup
+  void resolve_labs();
+  void choose_sandbox_user();
+  void write_hardware();
+  // building
+  void build_worker(int slot);
+  void setup_slot(int slot);
+  void build_job(Job& job, int slot);
+  BuiltLab build_lab(const Job& job, const Lab& lab, int slot);
+  std::string check_dependencies(const std::string& build, const std::vector<std::string>& sources, const std::string& slot);
+  std::string check_symbols(const Lab& lab, const std::string& build, const std::string& exe, bool link_stage);
+  // running
+  void run_worker(const std::string& gpu);
+  LabResult run_lab(const Job& job, const BuiltLab& b, const std::string& gpu);
+  RunSpec graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const;
+  GraderRun run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
+                       const std::string& gpu);
+  std::string run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
+                            const std::string& gpu, int ntests, std::string* note);
+  void finish(Job& job, StudentResult result);
+  // outputs
+  int write_outputs();
+  int compare_expectations();
+  void prepare_dir(const std::string& dir) const;
+
+  const Project& project_;
+  GradeOptions opt_;
+  std::vector<const Lab*> labs_;
+  std::map<std::string, LabSpec> specs_;  // calibrated
+  std::string work_, calibration_copy_, user_, settings_hash_;
+  std::vector<std::string> slot_files_, integrity_files_;
+  std::uint64_t slot_hash_ = 0, root_hash_ = 0;
+  std::vector<std::string> root_files_;
+  std::unique_ptr<Log> log_;
+  Queue<Job> build_q_, run_q_;
+  std::mutex mu_, integrity_mu_;
+  std::vector<std::optional<StudentResult>> results_;
+  std::vector<char> slot_ready_;  // not vector<bool>: each builder writes its own
+  std::atomic<bool> fatal_{false};
+  std::string fatal_message_;
+  std::size_t total_ = 0;
+  std::atomic<std::size_t> done_{0};
+};
+
+void Grader::resolve_labs() {
+  if (opt_.labs.empty())
+    for (const auto& l : project_.labs) labs_.push_back(&l);
+  else
+    for (const auto& name : opt_.labs) labs_.push_back(&project_.find(name));
+  for (const Lab* l : labs_) {
+    LabSpec s = l->spec;
+    if (!opt_.calibration.empty()) {
+      try {
+        apply_calibration(s, calibration_copy_);
+      } catch (const SpecError& e) {
+        throw Error(e.what());
+      }
+    }
+    specs_[s.lab] = s;
+  }
+}
+
+void Grader::prepare_dir(const std::string& dir) const {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  make_dirs(dir);
+  if (!user_.empty()) {
+    const passwd* pw = ::getpwnam(user_.c_str());
+    if (pw && ::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+      throw Error("cannot hand " + dir + " to the user " + user_);
+  }
+}
+
+void Grader::choose_sandbox_user() {
+  const std::string want = opt_.sandbox_user;
+  if (want == "none" || (want == "auto" && ::geteuid() != 0)) return;
+  const std::string name = want == "auto" ? "nobody" : want;
+  if (::geteuid() != 0) throw Error("--sandbox-user " + name + " needs convlab to run as root");
+  if (!::getpwnam(name.c_str())) {
+    if (want == "auto") return;
+    throw Error("--sandbox-user: no user '" + name + "'");
+  }
+  // Can that user reach what the graders need: this work folder, the GPU?
+  const std::string probe = work_ + "/probe";
+  user_ = name;
+  prepare_dir(probe);
+  write_file_atomic(probe + "/readable", "ok\n");
+  std::string script = "test -r '" + probe + "/readable' && touch '" + probe + "/written'";
+  for (const char* dev : {"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"})
+    if (fs::exists(dev)) script += std::string(" && test -r ") + dev + " -a -w " + dev;
+  RunSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.user = name;
+  s.limits.timeout_s = 30;
+  s.env = {"PATH=/usr/bin:/bin"};
+  const RunResult r = run_sandboxed(s);
+  if (!r.ok()) {
+    log_->line("warning: the graders cannot run as '" + name + "' (it cannot use " + work_ +
+               " or the GPU devices); they run as root, and RLIMIT_NPROC does not hold for root");
+    user_.clear();
+  }
+}
+
+void Grader::write_hardware() {
+  json gpus = json::array();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "?");
+  std::string text = "host " + std::string(host) + "\n";
+  for (const auto& gpu : opt_.gpus) {
+    const json h = probe_hardware(gpu);
+    gpus.push_back(h);
+    text += "GPU " + gpu + ": " + h.value("summary", std::string("?")) + "\n";
+  }
+  const json all = {{"date", utc_now()}, {"host", host}, {"gpus", gpus}, {"jobs", opt_.jobs}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
+                    {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_}};
+  write_file_atomic(opt_.out + "/hardware.json", all.dump(2) + "\n");
+  log_->line("hardware: " + trim(text));
+}
+
+// ---- building ------------------------------------------------------------------
+
+void Grader::setup_slot(int slot) {
+  const std::string base = work_ + "/slots/" + std::to_string(slot);
+  const std::string src = base + "/src", build = base + "/build";
+  const double t0 = now_s();
+  const auto changed = sync_tree(project_.root, src, slot_files_);
+  std::vector<std::string> configure = {"cmake", "-S", src, "-B", build, "--preset", opt_.preset,
+                                        "-DCONVLAB_IMPL=student", "-DCONVLAB_SELFTEST=OFF", "-DCONVLAB_BENCHMARKS=OFF"};
+  if (!opt_.cuda_arch.empty()) configure.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + opt_.cuda_arch);
+  for (const auto& a : opt_.cmake_args) configure.push_back(a);
+  RunResult r = run_tool(configure, src, 900);
+  log_->raw("---- slot " + std::to_string(slot) + ": configure\n" + r.output + "\n");
+  if (!r.ok()) throw Error("cannot configure the grading tree (preset '" + opt_.preset + "'): " + r.describe() + "\n" +
+                           head_lines(r.output.substr(r.output.size() > 4000 ? r.output.size() - 4000 : 0), 40));
+  std::vector<std::string> targets = {"cmake", "--build", build, "--target"};
+  for (const Lab* l : labs_) targets.push_back(l->spec.lab + "_graders");
+  r = run_tool(targets, src, 3600);
+  log_->raw("---- slot " + std::to_string(slot) + ": build of the harness\n" + r.output + "\n");
+  if (!r.ok()) throw Error("cannot build the graders of the untouched tree: " + r.describe() + "\n" +
+                           head_lines(r.output.substr(r.output.size() > 4000 ? r.output.size() - 4000 : 0), 40));
+  log_->line("build slot " + std::to_string(slot) + " ready in " + fmt_seconds(now_s() - t0) + " (" +
+             std::to_string(changed.size()) + " files copied)");
+}
+
+std::string Grader::check_dependencies(const std::string& build, const std::vector<std::string>& sources,
+                                       const std::string& slot_src) {
+  // The compiler's own record of every file it read (ninja -t deps): a submission
+  // that #includes the instructor's tree (reference/ solutions) or another
+  // student's files is caught here, whatever the source looks like.
+  const RunResult r = run_tool({"ninja", "-C", build, "-t", "deps"}, "", 120);
+  if (!r.ok()) return "";
+  std::istringstream in(r.output);
+  std::string line, bad;
+  std::vector<std::string> block;
+  const auto judge = [&] {
+    const bool ours = std::any_of(block.begin(), block.end(), [&](const std::string& d) {
+      return std::find(sources.begin(), sources.end(), d) != sources.end();
+    });
+    if (!ours) return;
+    for (const auto& d : block) {
+      if (starts_with(d, slot_src + "/") || starts_with(d, build + "/")) continue;
+      const bool inside_root = starts_with(d, project_.root + "/");
+      const bool inside_work = starts_with(d, work_ + "/") || starts_with(d, opt_.out + "/");
+      if (inside_root || inside_work || d.find("/reference/") != std::string::npos)
+        if (bad.find(d) == std::string::npos) bad += (bad.empty() ? "" : ", ") + d;
+    }
+  };
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != ' ') {
+      judge();
+      block.clear();
+    } else if (!trim(line).empty()) {
+      block.push_back(trim(line));
+    }
+  }
+  judge();
+  return bad;
+}
+
+std::string Grader::check_symbols(const Lab& lab, const std::string& build, const std::string& file, bool link_stage) {
+  std::vector<std::string> found;
+  const auto scan = [&](const std::string& text, bool symbols) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::string name = line;
+      if (symbols) {  // "conv_basic.cu.o: U cublasCreate_v2" or "lib.a:obj.o:0000 T name"
+        const auto pos = line.find(' ', line.rfind(": ") == std::string::npos ? 0 : line.rfind(": ") + 2);
+        name = trim(line.substr(pos == std::string::npos ? 0 : pos));
+        if (name.size() > 2 && name[1] == ' ') name = name.substr(2);
+      }
+      for (const auto& f : lab.spec.forbidden_symbols)
+        if (contains_icase(name, f)) found.push_back(trim(name) + " (forbidden: " + f + ")");
+      if (symbols && !link_stage)
+        for (const char* dl : {"dlopen", "dlsym", "dlmopen"})
+          if (name == dl || starts_with(name, std::string(dl) + "@"))
+            found.push_back(name + " (loading libraries at run time would bypass this check)");
+    }
+  };
+  if (!link_stage) {
+    const RunResult r = run_tool({"nm", "-C", "-A", file}, "", 120);
+    if (!r.ok()) return "cannot read the symbols of the submission's objects: " + r.describe();
+    scan(r.output, true);
+  } else {
+    const RunResult u = run_tool({"nm", "-C", "-u", file}, "", 120);
+    if (u.ok()) scan(u.output, true);
+    const RunResult d = run_tool({"readelf", "-d", file}, "", 120);
+    std::istringstream in(d.output);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find("(NEEDED)") != std::string::npos) scan(line, false);
+    const RunResult c = run_tool({"ninja", "-C", build, "-t", "commands", lab.spec.lab + "_graders"}, "", 120);
+    if (c.ok()) {
+      const std::string link = c.output.substr(c.output.rfind('\n', c.output.size() > 1 ? c.output.size() - 2 : 0) + 1);
+      for (const auto& f : lab.spec.forbidden_symbols)
+        if (contains_icase(link, "-l" + f) || contains_icase(link, "/lib" + f))
+          found.push_back("the link line names lib" + f);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  std::string out;
+  for (std::size_t i = 0; i < found.size() && i < 6; ++i) out += (i ? "; " : "") + found[i];
+  return out;
+}
+
+BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
+  BuiltLab b;
+  b.lab = &lab;
+  b.spec = specs_.at(lab.spec.lab);
+  const std::string base = work_ + "/slots/" + std::to_string(slot);
+  const std::string src = base + "/src", build = base + "/build";
+  b.slot_src = src;
+  const auto it = job.sub.files.find(lab.spec.lab);
+  b.submitted = it != job.sub.files.end() && !it->second.empty();
+  if (!b.submitted) {
+    b.failure = "the submission holds no file of this lab (starter_code/" + lab.spec.slug + "/)";
+    return b;
+  }
+  const double t0 = now_s();
+  // Overlay: only the files the spec allows; the starter's version for those not submitted.
+  std::vector<std::string> sources;
+  for (const auto& f : lab.spec.files) {
+    const std::string dst = src + "/" + lab.starter + "/" + f;
+    const auto sub = it->second.find(f);
+    const std::string from = sub != it->second.end() ? sub->second : project_.root + "/" + lab.starter + "/" + f;
+    if (sub == it->second.end()) b.notes.push_back(f + " was not submitted: the starter's version was used");
+    const std::string content = read_file(from);
+    std::error_code ec;
+    if (!fs::exists(dst, ec) || read_file(dst) != content) write_file_atomic(dst, content);
+    sources.push_back(dst);
+  }
+  const double limit = opt_.compile_timeout > 0 ? std::min<double>(opt_.compile_timeout, lab.spec.compile_timeout_s)
+                                                : lab.spec.compile_timeout_s;
+  const auto compile = [&](const std::string& target) {
+    RunSpec s;
+    s.argv = {"cmake", "--build", build, "--target", target};
+    s.cwd = src;
+    s.limits.timeout_s = limit;
+    s.limits.file_bytes = 1ll << 30;
+    s.limits.open_files = 0;
+    s.keep_head = 256 * 1024;
+    return run_sandboxed(s);
+  };
+  RunResult r = compile(lab.spec.lab + "_kernels");
+  log_->raw("---- " + job.sub.student + " " + lab.spec.lab + ": compile\n" + r.output + "\n");
+  if (!r.ok()) {
+    b.failure = r.timed_out ? "the compilation ran past its time limit of " + fmt_points(limit) + " s"
+                            : "did not compile";
+    b.details = compiler_errors(r.output, src + "/");
+  }
+  if (b.failure.empty()) {
+    const std::string bad = check_dependencies(build, sources, src);
+    if (!bad.empty())
+      b.failure = "the code reads files outside the submission while compiling (" + strip_paths(bad, "") +
+                  "): reading the course's solutions or another submission is not allowed";
+  }
+  if (b.failure.empty()) {
+    std::string lib;
+    for (const auto& e : fs::recursive_directory_iterator(build + "/labs"))
+      if (e.path().filename() == "lib" + lab.spec.lab + "_kernels.a") lib = e.path().string();
+    const std::string bad = lib.empty() ? "the kernels library was not built" : check_symbols(lab, build, lib, false);
+    if (!bad.empty()) b.failure = "uses a forbidden symbol: " + bad;
+  }
+  if (b.failure.empty()) {
+    r = compile(lab.spec.lab + "_graders");
+    log_->raw("---- " + job.sub.student + " " + lab.spec.lab + ": link\n" + r.output + "\n");
+    if (!r.ok()) {
+      b.failure = r.timed_out ? "the build ran past its time limit" : "did not link with the graders";
+      b.details = compiler_errors(r.output, src + "/");
+    }
+  }
+  if (b.failure.empty()) {
+    const std::string built = build + "/" + lab.dir + "/" + lab.spec.lab + "_graders";
+    const std::string bad = check_symbols(lab, build, built, true);
+    if (!bad.empty()) b.failure = "links a forbidden library: " + bad;
+    b.exe = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_graders";
+    make_dirs(job.dir + "/" + lab.spec.lab);
+    std::error_code ec;
+    fs::copy_file(built, b.exe, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error("cannot copy " + built + ": " + ec.message());
+    fs::permissions(b.exe, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec, ec);
+  }
+  b.build_s = now_s() - t0;
+  return b;
+}
+
+void Grader::build_job(Job& job, int slot) {
+  if (!slot_ready_[slot]) {
+    setup_slot(slot);
+    slot_ready_[slot] = 1;
+  }
+  // Every submission starts from the pristine tree: anything changed is put back.
+  const std::string src = work_ + "/slots/" + std::to_string(slot) + "/src";
+  const auto restored = sync_tree(project_.root, src, slot_files_);
+  for (const auto& f : restored)
+    if (!starts_with(f, "starter_code/")) log_->line("slot " + std::to_string(slot) + ": restored " + f, false);
+  for (const Lab* l : labs_) job.labs.push_back(build_lab(job, *l, slot));
+}
+
+void Grader::build_worker(int slot) {
+  while (auto job = build_q_.pop()) {
+    if (g_interrupted || fatal_) break;
+    try {
+      build_job(*job, slot);
+      run_q_.push(std::move(*job));
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!fatal_) fatal_message_ = e.what();
+      fatal_ = true;
+      cancel_all_runs();
+      break;
+    }
+  }
+}
+
+// ---- running ---------------------------------------------------------------------
+
+RunSpec Grader::graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const {
+  RunSpec s;
+  const std::string scratch = job.dir + "/" + b.spec.lab;
+  s.cwd = scratch + "/run";
+  s.env = {"PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch + "/home",
+           "TMPDIR=" + scratch + "/tmp", "LANG=C", "GTEST_COLOR=no", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+           "CUDA_VISIBLE_DEVICES=" + gpu, "CONVLAB_RESULTS_DIR=" + results};
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) s.env.push_back(std::string("LD_LIBRARY_PATH=") + ld);
+  if (!calibration_copy_.empty()) s.env.push_back("CONVLAB_CALIBRATION=" + calibration_copy_);
+  s.user = user_;
+  s.limits.file_bytes = 64ll << 20;
+  s.limits.processes = 256;
+  s.limits.open_files = 1024;
+  s.limits.output_kill_bytes = opt_.output_limit;
+  s.progress_marker = "[ RUN      ]";
+  return s;
+}
+
+GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
+                             const std::string& gpu) {
+  GraderRun run;
+  const std::string results = job.dir + "/" + b.spec.lab + "/results/" + g.id;
+  prepare_dir(results);
+  const double per_test = opt_.test_timeout > 0 ? std::min<double>(opt_.test_timeout, b.spec.test_timeout_s)
+                                                : b.spec.test_timeout_s;
+  RunSpec s = graders_spec(job, b, gpu, results);
+  s.argv = {b.exe, "--gtest_filter=" + b.spec.lab + "." + g.id + ".*", "--convlab-impl=student"};
+  s.limits.idle_timeout_s = per_test;
+  s.limits.timeout_s = per_test * tests.size() + 30;
+  s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
+  const RunResult r = run_sandboxed(s);
+  run.seconds = r.wall_s;
+  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on GPU " + gpu + ": " + r.describe() + "\n" +
+            r.output + "\n");
+  std::string running;  // the test in progress when the process ended
+  if (starts_with(r.last_progress, "[ RUN      ] ")) running = trim(r.last_progress.substr(13));
+  bool all_passed = true;
+  for (const auto& name : tests) {
+    TestOutcome t;
+    const std::string path = results + "/" + safe_name(name) + ".json";
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+      try {
+        t = read_record(path);
+      } catch (const Error& e) {
+        t.message = e.what();
+      }
+      if (t.name != name) t = TestOutcome{}, t.message = "its record names another test";
+    }
+    t.name = name;
+    if (!t.recorded) {
+      if (name == running) t.message = "this test " + r.describe();
+      else if (!r.ok()) t.message = "not run: an earlier test of this grader " + r.describe();
+      else t.message = "not run: the graders process ended without recording it";
+    }
+    all_passed = all_passed && t.passed;
+    run.tests.push_back(std::move(t));
+  }
+  const bool killed = r.timed_out || r.idle_timed_out || r.output_exceeded || r.signal || r.start_failed;
+  if (killed || r.leftover > 0 || (r.exit_code != 0 && r.exit_code != 1) || (r.exit_code == 0) != all_passed)
+    run.problem = r.describe() + (r.exit_code == 1 && all_passed ? " although every test passed" : "");
+  if (r.exit_code == 0 && !all_passed && !killed && r.leftover == 0) run.problem.clear();  // failures recorded honestly
+  return run;
+}
+
+std::string Grader::run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
+                                  const std::string& gpu, int ntests, std::string* note) {
+  const std::string results = job.dir + "/" + b.spec.lab + "/results/sanitize-" + tool + "-" + g.id;
+  prepare_dir(results);
+  RunSpec s = graders_spec(job, b, gpu, results);
+  std::string filter = b.spec.lab + "." + g.id + ".*";
+  if (!opt_.sanitize_exclude.empty()) filter += "-" + opt_.sanitize_exclude;
+  s.argv = {which("compute-sanitizer"), "--tool", tool, "--error-exitcode", "86", "--print-limit", "20",
+            b.exe, "--gtest_filter=" + filter, "--convlab-impl=student"};
+  const double per_test = opt_.test_timeout > 0 ? std::min<double>(opt_.test_timeout, b.spec.test_timeout_s)
+                                                : b.spec.test_timeout_s;
+  s.limits.idle_timeout_s = per_test * 5;
+  s.limits.timeout_s = per_test * ntests * 5 + 60;
+  const RunResult r = run_sandboxed(s);
+  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " compute-sanitizer " + tool + ": " +
+            r.describe() + "\n" + r.output + "\n");
+  if (r.exit_code == 86 || r.signal) {
+    std::istringstream in(r.output);
+    std::string line, found;
+    int n = 0;
+    while (std::getline(in, line) && n < 12)
+      if (starts_with(line, "=========") && line.find("COMPUTE-SANITIZER") == std::string::npos) {
+        found += line + "\n";
+        ++n;
+      }
+    return "compute-sanitizer " + tool + ": " + (found.empty() ? r.describe() : found);
+  }
+  if (!r.ok()) *note += (note->empty() ? "" : "; ") + ("compute-sanitizer " + tool + " " + r.describe() + "; not counted");
+  return "";
+}
+
+LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& gpu) {
+  const std::string scratch = job.dir + "/" + b.spec.lab;
+  for (const char* d : {"run", "home", "tmp"}) prepare_dir(scratch + "/" + d);
+  const double t0 = now_s();
+  std::map<std::string, GraderRun> runs;
+  // The tests, as the graders list them.
+  RunSpec list = graders_spec(job, b, gpu, scratch + "/tmp");
+  list.argv = {b.exe, "--gtest_list_tests"};
+  list.limits.timeout_s = 60;
+  list.limits.output_kill_bytes = 1 << 20;
+  const RunResult lr = run_sandboxed(list);
+  std::map<std::string, std::vector<std::string>> tests;
+  std::string suite;
+  std::istringstream in(lr.output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || starts_with(line, "convlab:")) continue;
+    if (line[0] != ' ') suite = trim(line);
+    else if (const GraderSpec* g = b.spec.grader_for_test(suite + trim(line).substr(0, trim(line).find(' '))))
+      tests[g->id].push_back(suite + trim(line).substr(0, trim(line).find(' ')));
+  }
+  if (!lr.ok()) {
+    for (const auto& g : b.spec.graders)
+      runs[g.id].not_run = "the graders process could not start (" + lr.describe() + "): " + trim(head_lines(lr.output, 3));
+    LabResult res = score_lab(b.spec, runs);
+    res.run_s = now_s() - t0;
+    return res;
+  }
+  bool gpu_present = false;
+  for (const auto& g : b.spec.graders) {
+    if (g.kind != "correctness") continue;
+    GraderRun run = run_grader(job, b, g, tests[g.id], gpu);
+    for (const auto& t : run.tests) gpu_present = gpu_present || (t.recorded && !t.skipped);
+    const bool passed = !run.tests.empty() && run.problem.empty() &&
+                        std::all_of(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) { return t.passed; });
+    if (passed && gpu_present)
+      for (const auto& tool : opt_.sanitize) {
+        run.sanitizer = run_sanitizer(job, b, g, tool, gpu, static_cast<int>(run.tests.size()), &run.note);
+        if (!run.sanitizer.empty()) break;
+      }
+    runs[g.id] = std::move(run);
+  }
+  for (const auto& g : b.spec.graders) {
+    if (g.kind == "correctness") continue;
+    const auto gate = runs.find(g.gated_by);
+    const bool gate_ok = g.gated_by.empty() ||
+                         (gate != runs.end() && gate->second.problem.empty() && gate->second.sanitizer.empty() &&
+                          !gate->second.tests.empty() &&
+                          std::all_of(gate->second.tests.begin(), gate->second.tests.end(),
+                                      [](const TestOutcome& t) { return t.passed; }));
+    if (!gate_ok) {
+      GraderRun skip;
+      for (const auto& name : tests[g.id]) {
+        TestOutcome t;
+        t.name = name;
+        skip.tests.push_back(t);
+      }
+      skip.not_run = g.gated_by + " did not pass, so speed is not measured (correctness gates speed)";
+      runs[g.id] = std::move(skip);
+      continue;
+    }
+    runs[g.id] = run_grader(job, b, g, tests[g.id], gpu);
+  }
+  LabResult res = score_lab(b.spec, runs);
+  res.run_s = now_s() - t0;
+  return res;
+}
+
+void Grader::finish(Job& job, StudentResult result) {
+  // Its own time: building and running, not the wait for a free GPU.
+  result.seconds = 0;
+  for (const auto& l : result.labs) result.seconds += l.build_s + l.run_s;
+  write_file_atomic(opt_.out + "/state/" + result.student + ".json", to_json(result));
+  write_file_atomic(opt_.out + "/feedback/" + result.student + ".md", feedback_markdown(result));
+  write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result));
+  std::string line = "[" + std::to_string(++done_) + "/" + std::to_string(total_) + "] " + result.student + ": " +
+                     fmt_points(result.total()) + " / " + fmt_points(result.max_total());
+  const auto short_text = [](const std::string& s) {
+    const std::string first = s.substr(0, s.find('\n'));
+    return first.size() > 110 ? first.substr(0, 107) + "..." : first;
+  };
+  for (const auto& l : result.labs) {
+    line += "  " + l.lab + " " + fmt_points(l.score) + " (build " + fmt_seconds(l.build_s) + ", run " +
+            fmt_seconds(l.run_s) + ")";
+    if (!l.failure.empty() && result.failure.empty()) line += " — " + short_text(l.failure);
+  }
+  if (!result.failure.empty()) line += " — " + short_text(result.failure);
+  log_->line(line + "; " + fmt_seconds(result.seconds) + " in all");
+  std::lock_guard<std::mutex> l(mu_);
+  results_[job.index] = std::move(result);
+}
+
+void Grader::run_worker(const std::string& gpu) {
+  while (auto job = run_q_.pop()) {
+    if (g_interrupted) continue;
+    StudentResult result;
+    result.student = job->sub.student;
+    result.origin = job->sub.origin;
+    result.kind = job->sub.kind;
+    result.fingerprint = job->fingerprint;
+    result.notes = job->sub.notes;
+    try {
+      for (const auto& b : job->labs) {
+        LabResult lab;
+        if (!b.failure.empty() || b.exe.empty()) {
+          lab = score_lab(b.spec, {}, b.failure);
+        } else {
+          lab = run_lab(*job, b, gpu);
+          // Did it write where it must not? The tree it was built from, and ours.
+          std::vector<std::string> changed;
+          std::lock_guard<std::mutex> l(integrity_mu_);
+          if (hash_files(b.slot_src, integrity_files_) != slot_hash_) changed.push_back("the grading tree");
+          if (hash_files(project_.root, root_files_) != root_hash_) changed.push_back("the course tree " + project_.root);
+          if (!changed.empty()) {
+            LabResult bad = score_lab(b.spec, {}, "files outside the submission's folder changed while its graders ran (" +
+                                                      changed.front() + "): modifying the graders is not allowed");
+            bad.run_s = lab.run_s;
+            lab = bad;
+            root_hash_ = hash_files(project_.root, root_files_);
+          }
+        }
+        lab.submitted = b.submitted;
+        lab.details = b.details;
+        lab.notes = b.notes;
+        lab.build_s = b.build_s;
+        result.labs.push_back(std::move(lab));
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!fatal_) fatal_message_ = e.what();
+      fatal_ = true;
+      cancel_all_runs();
+      continue;
+    }
+    if (g_interrupted) continue;  // graded again on resume
+    finish(*job, std::move(result));
+  }
+}
+
+// ---- outputs -------------------------------------------------------------------------
+
+int Grader::write_outputs() {
+  std::vector<StudentResult> done;
+  for (const auto& r : results_)
+    if (r) done.push_back(*r);
+  std::vector<std::string> names;
+  std::vector<double> max;
+  for (const Lab* l : labs_) {
+    names.push_back(l->spec.lab);
+    max.push_back(specs_.at(l->spec.lab).total_points());
+  }
+  write_file_atomic(opt_.out + "/gradebook.csv", gradebook_csv(done, names, max));
+  std::ostringstream table;
+  table << "\n" << std::left;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-28s", "student");
+  table << buf;
+  for (const auto& n : names) {
+    std::snprintf(buf, sizeof buf, " %8s", n.c_str());
+    table << buf;
+  }
+  table << "    total   seconds\n";
+  for (const auto& s : done) {
+    std::snprintf(buf, sizeof buf, "%-28s", s.student.c_str());
+    table << buf;
+    for (const auto& n : names) {
+      double v = 0;
+      for (const auto& l : s.labs)
+        if (l.lab == n) v = l.score;
+      std::snprintf(buf, sizeof buf, " %8s", fmt_points(v).c_str());
+      table << buf;
+    }
+    std::snprintf(buf, sizeof buf, " %8s %9.1f\n", fmt_points(s.total()).c_str(), s.seconds);
+    table << buf;
+  }
+  log_->line(table.str() + "\noutputs: " + opt_.out + "/gradebook.csv, feedback/, results/, grade.log, hardware.json");
+  return compare_expectations();
+}
+
+int Grader::compare_expectations() {
+  if (opt_.expect.empty()) return 0;
+  json expect;
+  try {
+    expect = json::parse(read_file(opt_.expect));
+  } catch (const json::exception& e) {
+    throw Error(opt_.expect + ": not valid JSON: " + e.what());
+  }
+  int bad = 0;
+  std::ostringstream t;
+  t << "\nexpected scores (" << opt_.expect << "):\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-28s %-7s %9s %9s  %s\n", "student", "lab", "expected", "actual", "");
+  t << buf;
+  for (const auto& [student, labs] : expect.items()) {
+    if (starts_with(student, "_")) continue;  // comments
+    const StudentResult* r = nullptr;
+    for (const auto& x : results_)
+      if (x && x->student == student) r = &*x;
+    for (const auto& [lab, want] : labs.items()) {
+      if (lab == "reason") continue;
+      std::optional<double> got;
+      if (r)
+        for (const auto& l : r->labs)
+          if (l.lab == lab) got = l.score;
+      // A number, or a list of acceptable numbers (where the sandbox decides, e.g. a write refused or detected).
+      bool ok = false;
+      std::string wanted;
+      for (const auto& w : want.is_array() ? want : json::array({want})) {
+        if (!w.is_number()) continue;
+        wanted += (wanted.empty() ? "" : "|") + fmt_points(w.get<double>());
+        ok = ok || (got && std::abs(*got - w.get<double>()) < 0.01);
+      }
+      bad += ok ? 0 : 1;
+      std::snprintf(buf, sizeof buf, "%-28s %-7s %9s %9s  %s\n", student.c_str(), lab.c_str(), wanted.c_str(),
+                    got ? fmt_points(*got).c_str() : "missing", ok ? "ok" : "DIFFERENT");
+      t << buf;
+      if (ok && r && labs.contains("reason")) {
+        const std::string needle = labs.at("reason").get<std::string>();
+        std::string all = to_json(*r);
+        if (all.find(needle) == std::string::npos) {
+          ++bad;
+          t << "  " << student << ": no reason mentions '" << needle << "'  DIFFERENT\n";
+        }
+      }
+    }
+  }
+  t << (bad ? std::to_string(bad) + " difference(s)" : std::string("every score as expected")) << "\n";
+  log_->line(t.str());
+  return bad ? 1 : 0;
+}
+
+int Grader::run() {
+  for (const auto& s : opt_.submissions)
+    if (!fs::exists(s)) throw Error("submission '" + s + "' does not exist");
+  if (opt_.submissions.empty()) throw Error("no submission to grade");
+  if (opt_.out.empty()) throw Error("--out DIR is required");
+  for (const auto& tool : opt_.sanitize) {
+    if (tool != "memcheck" && tool != "racecheck" && tool != "initcheck" && tool != "synccheck")
+      throw Error("--sanitize: unknown compute-sanitizer tool '" + tool + "'");
+    if (which("compute-sanitizer").empty()) throw Error("--sanitize needs compute-sanitizer on PATH");
+  }
+  if (!opt_.expect.empty() && !fs::exists(opt_.expect)) throw Error("--expect: no file " + opt_.expect);
+  opt_.out = fs::absolute(opt_.out).lexically_normal().string();
+  work_ = fs::absolute(opt_.work.empty() ? opt_.out + "/work" : opt_.work).lexically_normal().string();
+  for (const char* d : {"", "/feedback", "/results", "/state"}) make_dirs(opt_.out + d);
+  make_dirs(work_);
+  log_ = std::make_unique<Log>(opt_.out + "/grade.log");
+  if (!opt_.calibration.empty()) {
+    calibration_copy_ = work_ + "/calibration.json";
+    write_file_atomic(calibration_copy_, read_file(opt_.calibration));
+  }
+  resolve_labs();
+  if (opt_.jobs <= 0) opt_.jobs = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency()) / 2));
+  if (opt_.gpus.empty()) opt_.gpus = {"0"};
+  log_->line("convlab grade: " + std::to_string(opt_.submissions.size()) + " submission(s), " +
+             std::to_string(labs_.size()) + " lab(s), " + std::to_string(opt_.jobs) + " build slot(s), GPU(s) " +
+             [&] { std::string g; for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + x; return g; }() +
+             ", preset " + opt_.preset + (opt_.cuda_arch.empty() ? "" : ", CUDA architectures " + opt_.cuda_arch) +
+             (opt_.calibration.empty() ? "" : ", calibration " + opt_.calibration));
+  choose_sandbox_user();
+  log_->line(user_.empty() ? "sandbox: graders run as this user, with limits (no user switch)"
+                           : "sandbox: graders run as user '" + user_ + "', with limits");
+  write_hardware();
+
+  // The pristine tree: the course without reference/, build outputs or the command's fixtures.
+  slot_files_ = source_files(project_.root, true);
+  for (const auto& f : slot_files_)
+    if (!starts_with(f, "starter_code/")) integrity_files_.push_back(f);
+  slot_hash_ = hash_files(project_.root, integrity_files_);
+  root_files_ = source_files(project_.root, false);
+  // Our own outputs may lie inside the course tree: they are not part of it.
+  const std::string out_rel = fs::path(opt_.out).lexically_relative(project_.root).generic_string();
+  const std::string work_rel = fs::path(work_).lexically_relative(project_.root).generic_string();
+  root_files_.erase(std::remove_if(root_files_.begin(), root_files_.end(),
+                                   [&](const std::string& f) {
+                                     return (!starts_with(out_rel, "..") && starts_with(f, out_rel + "/")) ||
+                                            (!starts_with(work_rel, "..") && starts_with(f, work_rel + "/"));
+                                   }),
+                    root_files_.end());
+  root_hash_ = hash_files(project_.root, root_files_);
+  std::uint64_t settings = fnv1a(opt_.preset + "|" + opt_.cuda_arch + "|" + fmt_points(opt_.test_timeout) + "|" +
+                                 fmt_points(opt_.compile_timeout));
+  for (const auto& t : opt_.sanitize) settings = fnv1a(t + "|" + opt_.sanitize_exclude, settings);
+  if (!calibration_copy_.empty()) settings = fnv1a(read_file(calibration_copy_), settings);
+  settings = hash_files(project_.root, integrity_files_) ^ settings;
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  // Read every submission; resume what an earlier run finished.
+  std::set<std::string> names;
+  std::vector<Job> pending;
+  results_.resize(opt_.submissions.size());
+  total_ = opt_.submissions.size();
+  for (std::size_t i = 0; i < opt_.submissions.size(); ++i) {
+    std::string name = student_name(opt_.submissions[i]);
+    for (int k = 2; names.count(name); ++k) name = student_name(opt_.submissions[i]) + "-" + std::to_string(k);
+    names.insert(name);
+    Job job;
+    job.index = i;
+    job.dir = work_ + "/subs/" + name;
+    job.sub = open_submission(opt_.submissions[i], job.dir + "/unpacked", project_);
+    job.sub.student = name;
+    job.fingerprint = hex64(fnv1a(job.sub.fingerprint() + job.sub.failure, settings));
+    const std::string state = opt_.out + "/state/" + name + ".json";
+    if (!opt_.force && fs::exists(state)) {
+      try {
+        StudentResult saved = student_from_json(read_file(state));
+        if (saved.fingerprint == job.fingerprint) {
+          log_->line("resumed: " + name + " was graded by an earlier run (" + fmt_points(saved.total()) + " / " +
+                     fmt_points(saved.max_total()) + "); --force grades it again");
+          results_[i] = std::move(saved);
+          --total_;
+          continue;
+        }
+      } catch (const Error& e) {
+        log_->line("warning: ignoring " + state + ": " + e.what());
+      }
+    }
+    if (!job.sub.failure.empty()) {
+      StudentResult r;
+      r.student = name;
+      r.origin = job.sub.origin;
+      r.kind = job.sub.kind;
+      r.fingerprint = job.fingerprint;
+      r.failure = job.sub.failure;
+      for (const Lab* l : labs_) r.labs.push_back(score_lab(specs_.at(l->spec.lab), {}, "the submission could not be read: " + job.sub.failure));
+      finish(job, std::move(r));
+      continue;
+    }
+    pending.push_back(std::move(job));
+  }
+  for (auto& j : pending) build_q_.push(std::move(j));
+  build_q_.close();
+
+  slot_ready_.assign(opt_.jobs, 0);
+  std::vector<std::thread> builders, runners;
+  for (int k = 0; k < opt_.jobs; ++k) builders.emplace_back([this, k] { build_worker(k); });
+  for (const auto& gpu : opt_.gpus) runners.emplace_back([this, gpu] { run_worker(gpu); });
+  for (auto& t : builders) t.join();
+  run_q_.close();
+  for (auto& t : runners) t.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (fatal_) throw Error(fatal_message_);
+  const int status = write_outputs();
+  if (g_interrupted) {
+    log_->line("interrupted: run the same command again to grade the rest (finished submissions are kept)");
+    return 130;
+  }
+  return status;
+}
+
+}  // namespace
+
+int grade_main(const Project& project, const GradeOptions& options) {
+  Grader g(project, options);
+  return g.run();
+}
+
+}  // namespace convlab::cli

@@ -1,0 +1,37 @@
+/// @file grade.hpp
+/// @brief `convlab grade`: an instructor's batch grading (see docs/grading.md).
+#pragma once
+
+#include "project.hpp"
+
+#include <string>
+#include <vector>
+
+namespace convlab::cli {
+
+/// The settings of one grading run.
+struct GradeOptions {
+  std::vector<std::string> submissions;     ///< folders, tarballs, git repositories
+  std::string out;                          ///< where the outputs go
+  std::string work;                         ///< scratch ("" = OUT/work)
+  std::vector<std::string> labs;            ///< labs to grade (empty = all)
+  std::string preset = "default";           ///< the CMake configure preset the graders are built with
+  std::string cuda_arch;                    ///< CMAKE_CUDA_ARCHITECTURES ("" = the preset's choice)
+  std::vector<std::string> cmake_args;      ///< more -D options for the configure step
+  int jobs = 0;                             ///< parallel builds (0 = from the core count)
+  std::vector<std::string> gpus{"0"};       ///< GPUs to run on, one submission per GPU at a time
+  double test_timeout = 0;                  ///< cap on the spec's time limit per test (0 = the spec's)
+  double compile_timeout = 0;               ///< cap on the spec's compile time limit (0 = the spec's)
+  std::string calibration;                  ///< calibration file (convlab calibrate)
+  std::vector<std::string> sanitize;        ///< compute-sanitizer tools run on the correctness graders
+  std::string sanitize_exclude;             ///< gtest patterns left out of sanitizer runs
+  std::string sandbox_user = "auto";        ///< run graders as this user when root ("auto": nobody, "none")
+  bool force = false;                       ///< grade again what an earlier run finished
+  std::string expect;                       ///< expected scores (JSON) to compare with
+  long long output_limit = 64ll << 20;      ///< bytes a graders process may print before it is killed
+};
+
+/// Grades every submission; returns the exit status (0, or 1 when --expect found a difference).
+int grade_main(const Project& project, const GradeOptions& options);
+
+}  // namespace convlab::cli

@@ -1,0 +1,126 @@
+// The convlab command: a student's progress and feedback, an instructor's
+// batch grading, calibration and release. `convlab --help` lists the commands.
+#include "admin.hpp"
+#include "grade.hpp"
+#include "hardware.hpp"
+#include "project.hpp"
+#include "sandbox.hpp"
+#include "student.hpp"
+#include "util.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstring>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace convlab::cli;
+  if (argc >= 2 && std::strcmp(argv[1], "__supervise") == 0) return supervise_main(argc, argv);
+
+  CLI::App app{"convlab: GPU convolution labs — check your kernels, see your progress; grade, calibrate, release"};
+  app.require_subcommand(1);
+  std::string root;
+  app.add_option("--root", root, "the convlab tree (default: the one around the working folder)");
+
+  StudentBuild sb;
+  const auto student_opts = [&](CLI::App* c) {
+    c->add_option("--preset", sb.preset, "CMake configure preset of your build")->capture_default_str();
+    c->add_option("--build-dir", sb.dir, "build folder (default: build/PRESET)");
+  };
+  std::string lab;
+  auto* status = app.add_subcommand("status", "every lab: graders passed, speed reached, what to do next");
+  student_opts(status);
+  auto* check = app.add_subcommand("check", "build and run a lab's graders; explain each failure");
+  check->add_option("LAB", lab, "lab01, 01 or 01-conv-basic")->required();
+  student_opts(check);
+  auto* bench = app.add_subcommand("bench", "a lab's benchmark: your kernels, the baseline, the GPU's limits");
+  bench->add_option("LAB", lab, "the lab")->required();
+  student_opts(bench);
+  int cycles = 0;
+  auto* watch = app.add_subcommand("watch", "check a lab again whenever one of its files changes");
+  watch->add_option("LAB", lab, "the lab")->required();
+  watch->add_option("--cycles", cycles, "stop after this many checks (0: never)");
+  student_opts(watch);
+
+  GradeOptions go;
+  std::string gpus = "0", labs, sanitize;
+  auto* grade = app.add_subcommand("grade", "grade submissions (folders, tarballs, git repositories) into --out DIR");
+  grade->add_option("SUBMISSION", go.submissions, "submissions")->required();
+  grade->add_option("--out", go.out, "output folder: gradebook.csv, feedback/, results/, grade.log, hardware.json")
+      ->required();
+  grade->add_option("--labs", labs, "labs to grade, comma-separated (default: all)");
+  grade->add_option("--preset", go.preset, "CMake configure preset the graders are built with")->capture_default_str();
+  grade->add_option("--cuda-arch", go.cuda_arch, "CMAKE_CUDA_ARCHITECTURES for the build (e.g. 90)");
+  grade->add_option("-D", go.cmake_args, "more CMake cache settings, as -D NAME=VALUE");
+  grade->add_option("--jobs,-j", go.jobs, "parallel builds (default: half the cores, at most 4)");
+  grade->add_option("--gpus", gpus, "GPUs to grade on, one submission per GPU at a time")->capture_default_str();
+  grade->add_option("--test-timeout", go.test_timeout, "cap on the spec's time limit per test, seconds");
+  grade->add_option("--compile-timeout", go.compile_timeout, "cap on the spec's compile time limit, seconds");
+  grade->add_option("--calibration", go.calibration, "speed thresholds from `convlab calibrate`")->check(CLI::ExistingFile);
+  grade->add_option("--sanitize", sanitize, "compute-sanitizer tools run on the correctness graders (memcheck,racecheck)");
+  grade->add_option("--sanitize-exclude", go.sanitize_exclude, "gtest patterns left out of sanitizer runs (a:b)");
+  grade->add_option("--sandbox-user", go.sandbox_user, "run graders as this user when root (auto: nobody; none)")
+      ->capture_default_str();
+  grade->add_option("--output-limit", go.output_limit, "bytes a graders process may print")->capture_default_str();
+  grade->add_option("--work-dir", go.work, "scratch folder (default: OUT/work)");
+  grade->add_option("--expect", go.expect, "expected scores (JSON); exit 1 on a difference");
+  grade->add_flag("--force", go.force, "grade again what an earlier run already graded");
+
+  CalibrateOptions co;
+  std::string cal_labs;
+  auto* calibrate = app.add_subcommand("calibrate", "time the reference on this GPU and write speed thresholds");
+  calibrate->add_option("--out", co.out, "the calibration file")->required();
+  calibrate->add_option("--fraction", co.fraction, "thresholds = this fraction of the reference's speed-up")
+      ->capture_default_str();
+  calibrate->add_option("--preset", co.preset, "configure preset of the reference build")->capture_default_str();
+  calibrate->add_option("--build-dir", co.build_dir, "build folder (default: build/calibrate)");
+  calibrate->add_option("--cuda-arch", co.cuda_arch, "CMAKE_CUDA_ARCHITECTURES");
+  calibrate->add_option("--labs", cal_labs, "labs, comma-separated (default: all)");
+
+  std::string release_out, prefix = "convlab";
+  auto* release = app.add_subcommand("release", "write the student copy: no reference/, no instructor-only files");
+  release->add_option("--out", release_out, "the tarball to write (.tar.gz)")->required();
+  release->add_option("--prefix", prefix, "the folder inside the tarball")->capture_default_str();
+
+  bool as_json = false;
+  auto* hardware = app.add_subcommand("hardware", "the GPU here: name, driver, clocks, measured copy bandwidth");
+  hardware->add_flag("--json", as_json, "as JSON");
+
+  auto* labs_cmd = app.add_subcommand("labs", "list the labs this tree holds");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (hardware->parsed()) return hardware_main(as_json);
+    const Project project = load_project(find_root(root));
+    if (labs_cmd->parsed()) {
+      for (const auto& l : project.labs)
+        std::cout << l.spec.lab << "  " << l.spec.slug << "  " << l.spec.title << "  (" << l.spec.total_points()
+                  << " points)\n";
+      return 0;
+    }
+    if (status->parsed()) return status_main(project, sb);
+    if (check->parsed()) return check_main(project, sb, lab);
+    if (bench->parsed()) return bench_main(project, sb, lab);
+    if (watch->parsed()) return watch_main(project, sb, lab, cycles);
+    if (grade->parsed()) {
+      for (auto& a : go.cmake_args)
+        if (!starts_with(a, "-D")) a = "-D" + a;
+      go.labs = split(labs, ',');
+      go.gpus = split(gpus, ',');
+      go.sanitize = split(sanitize, ',');
+      return grade_main(project, go);
+    }
+    if (calibrate->parsed()) {
+      co.labs = split(cal_labs, ',');
+      return calibrate_main(project, co);
+    }
+    if (release->parsed()) return release_main(project, release_out, prefix);
+  } catch (const Error& e) {
+    std::cerr << "convlab: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "convlab: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

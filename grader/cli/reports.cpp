@@ -1,0 +1,252 @@
+// Gradebook, feedback, Gradescope results, saved state. See reports.hpp.
+#include "reports.hpp"
+
+#include "util.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <sstream>
+
+namespace convlab::cli {
+
+using nlohmann::json;
+
+double StudentResult::total() const {
+  double t = 0;
+  for (const auto& l : labs) t += l.score;
+  return t;
+}
+
+double StudentResult::max_total() const {
+  double t = 0;
+  for (const auto& l : labs) t += l.max_score;
+  return t;
+}
+
+namespace {
+
+json opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
+std::optional<double> opt_in(const json& j, const char* k) {
+  if (j.contains(k) && j.at(k).is_number()) return j.at(k).get<double>();
+  return std::nullopt;
+}
+
+json test_json(const TestOutcome& t) {
+  return {{"name", t.name},       {"recorded", t.recorded}, {"passed", t.passed},       {"skipped", t.skipped},
+          {"message", t.message}, {"seed", t.seed},         {"base_seed", t.base_seed}, {"ratio", opt(t.ratio)},
+          {"threshold", opt(t.threshold)}, {"time_ms", opt(t.time_ms)}, {"baseline_ms", opt(t.baseline_ms)}};
+}
+
+TestOutcome test_in(const json& j) {
+  TestOutcome t;
+  t.name = j.at("name").get<std::string>();
+  t.recorded = j.at("recorded").get<bool>();
+  t.passed = j.at("passed").get<bool>();
+  t.skipped = j.at("skipped").get<bool>();
+  t.message = j.at("message").get<std::string>();
+  t.seed = j.at("seed").get<std::uint64_t>();
+  t.base_seed = j.at("base_seed").get<std::uint64_t>();
+  t.ratio = opt_in(j, "ratio");
+  t.threshold = opt_in(j, "threshold");
+  t.time_ms = opt_in(j, "time_ms");
+  t.baseline_ms = opt_in(j, "baseline_ms");
+  return t;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string ratio_text(const std::optional<double>& r) {
+  if (!r) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3gx", *r);
+  return buf;
+}
+
+// A fenced block that no line of `text` can close.
+std::string fenced(const std::string& text) {
+  std::string fence = "```";
+  while (text.find(fence) != std::string::npos) fence += '`';
+  return fence + "text\n" + text + (text.empty() || text.back() == '\n' ? "" : "\n") + fence + "\n";
+}
+
+}  // namespace
+
+std::string to_json(const StudentResult& r) {
+  json labs = json::array();
+  for (const auto& l : r.labs) {
+    json graders = json::array();
+    for (const auto& g : l.graders) {
+      json tests = json::array();
+      for (const auto& t : g.tests) tests.push_back(test_json(t));
+      graders.push_back({{"id", g.id}, {"kind", g.kind}, {"description", g.description}, {"points", g.points},
+                         {"max_points", g.max_points}, {"extra_credit", g.extra_credit}, {"passed", g.passed},
+                         {"ran", g.ran}, {"reason", g.reason}, {"ratio", opt(g.ratio)}, {"threshold", g.threshold},
+                         {"tests_passed", g.tests_passed}, {"tests_total", g.tests_total}, {"tests", tests}});
+    }
+    labs.push_back({{"lab", l.lab}, {"title", l.title}, {"submitted", l.submitted}, {"failure", l.failure},
+                    {"details", l.details}, {"notes", l.notes}, {"graders", graders}, {"score", l.score},
+                    {"max_score", l.max_score}, {"build_s", l.build_s}, {"run_s", l.run_s}});
+  }
+  json j = {{"student", r.student}, {"origin", r.origin},   {"kind", r.kind},       {"fingerprint", r.fingerprint},
+            {"notes", r.notes},     {"failure", r.failure}, {"labs", labs},         {"seconds", r.seconds},
+            {"total", r.total()},   {"max_total", r.max_total()}};
+  return j.dump(2) + "\n";
+}
+
+StudentResult student_from_json(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    StudentResult r;
+    r.student = j.at("student").get<std::string>();
+    r.origin = j.at("origin").get<std::string>();
+    r.kind = j.at("kind").get<std::string>();
+    r.fingerprint = j.at("fingerprint").get<std::string>();
+    r.notes = j.at("notes").get<std::vector<std::string>>();
+    r.failure = j.at("failure").get<std::string>();
+    r.seconds = j.at("seconds").get<double>();
+    for (const auto& lj : j.at("labs")) {
+      LabResult l;
+      l.lab = lj.at("lab").get<std::string>();
+      l.title = lj.at("title").get<std::string>();
+      l.submitted = lj.at("submitted").get<bool>();
+      l.failure = lj.at("failure").get<std::string>();
+      l.details = lj.at("details").get<std::string>();
+      l.notes = lj.at("notes").get<std::vector<std::string>>();
+      l.score = lj.at("score").get<double>();
+      l.max_score = lj.at("max_score").get<double>();
+      l.build_s = lj.at("build_s").get<double>();
+      l.run_s = lj.at("run_s").get<double>();
+      for (const auto& gj : lj.at("graders")) {
+        GraderResult g;
+        g.id = gj.at("id").get<std::string>();
+        g.kind = gj.at("kind").get<std::string>();
+        g.description = gj.at("description").get<std::string>();
+        g.points = gj.at("points").get<double>();
+        g.max_points = gj.at("max_points").get<double>();
+        g.extra_credit = gj.at("extra_credit").get<bool>();
+        g.passed = gj.at("passed").get<bool>();
+        g.ran = gj.at("ran").get<bool>();
+        g.reason = gj.at("reason").get<std::string>();
+        g.ratio = opt_in(gj, "ratio");
+        g.threshold = gj.at("threshold").get<double>();
+        g.tests_passed = gj.at("tests_passed").get<int>();
+        g.tests_total = gj.at("tests_total").get<int>();
+        for (const auto& tj : gj.at("tests")) g.tests.push_back(test_in(tj));
+        l.graders.push_back(std::move(g));
+      }
+      r.labs.push_back(std::move(l));
+    }
+    return r;
+  } catch (const json::exception& e) {
+    throw Error(std::string("not a saved grading result: ") + e.what());
+  }
+}
+
+std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
+                          const std::vector<double>& lab_max) {
+  std::ostringstream out;
+  out << "student";
+  for (const auto& l : labs) out << "," << csv_field(l);
+  out << ",total\n";
+  out << "Points Possible";
+  double max_total = 0;
+  for (double m : lab_max) {
+    out << "," << fmt_points(m);
+    max_total += m;
+  }
+  out << "," << fmt_points(max_total) << "\n";
+  for (const auto& s : students) {
+    out << csv_field(s.student);
+    double total = 0;
+    for (const auto& name : labs) {
+      double score = 0;
+      for (const auto& l : s.labs)
+        if (l.lab == name) score = l.score;
+      total += score;
+      out << "," << fmt_points(score);
+    }
+    out << "," << fmt_points(total) << "\n";
+  }
+  return out.str();
+}
+
+std::string feedback_markdown(const StudentResult& r) {
+  std::ostringstream md;
+  md << "# Grading feedback: " << r.student << "\n\n"
+     << "Total: **" << fmt_points(r.total()) << " / " << fmt_points(r.max_total()) << "**";
+  if (r.total() > r.max_total()) md << " (with extra credit)";
+  md << "\n\nSubmission: `" << r.origin << "` (" << r.kind << ")\n\n";
+  if (!r.failure.empty()) md << "**Not graded:** " << r.failure << "\n\n";
+  for (const auto& n : r.notes) md << "- Note: " << n << "\n";
+  if (!r.notes.empty()) md << "\n";
+  for (const auto& l : r.labs) {
+    md << "## " << l.lab << " — " << l.title << ": " << fmt_points(l.score) << " / " << fmt_points(l.max_score) << "\n\n";
+    if (!l.submitted) md << "No files of this lab in the submission.\n\n";
+    if (!l.failure.empty()) md << "**No points for this lab:** " << l.failure << "\n\n";
+    for (const auto& n : l.notes) md << "- Note: " << n << "\n";
+    if (!l.notes.empty()) md << "\n";
+    if (!l.details.empty()) md << fenced(l.details) << "\n";
+    md << "| grader | result | points | speed-up | threshold |\n|---|---|---|---|---|\n";
+    for (const auto& g : l.graders) {
+      const std::string result = g.passed ? "passed" : (g.ran ? "failed" : "not run");
+      md << "| " << g.id << (g.extra_credit ? " (extra credit)" : "") << " | " << result << " | "
+         << fmt_points(g.points) << " / " << fmt_points(g.max_points) << " | "
+         << (g.kind == "speedup" ? ratio_text(g.ratio) : "") << " | "
+         << (g.kind == "speedup" ? ratio_text(g.threshold) : "") << " |\n";
+    }
+    md << "\n";
+    for (const auto& g : l.graders) {
+      md << "### " << g.id << ": " << (g.passed ? "passed" : (g.ran ? "failed" : "not run")) << "\n\n";
+      if (!g.description.empty()) md << g.description << ".\n\n";
+      md << g.reason << "\n\n";
+      int shown = 0;
+      for (const auto& t : g.tests) {
+        if (t.passed || shown >= 3) continue;
+        ++shown;
+        md << "- `" << t.name << "`" << (t.ratio ? " (speed-up " + ratio_text(t.ratio) + ")" : "") << "\n\n";
+        if (!t.message.empty()) md << fenced(head_lines(t.message, 40));
+        if (t.recorded && !t.skipped)
+          md << "\n  Replay: `CONVLAB_SEED=" << t.base_seed << " ctest --test-dir build/default -R '^" << t.name
+             << "$' --output-on-failure`\n";
+        md << "\n";
+      }
+    }
+  }
+  return md.str();
+}
+
+std::string gradescope_json(const StudentResult& r) {
+  json tests = json::array();
+  for (const auto& l : r.labs)
+    for (const auto& g : l.graders) {
+      std::string output = g.reason;
+      for (const auto& t : g.tests)
+        if (!t.passed && t.recorded && !t.skipped) {
+          output += "\n\n" + t.name + ":\n" + head_lines(t.message, 30);
+          break;
+        }
+      tests.push_back({{"name", l.lab + " " + g.id + (g.description.empty() ? "" : ": " + g.description)},
+                       {"score", g.points},
+                       {"max_score", g.extra_credit ? 0.0 : g.max_points},
+                       {"status", g.passed ? "passed" : "failed"},
+                       {"output", output}});
+    }
+  std::string summary = "convlab: " + fmt_points(r.total()) + " / " + fmt_points(r.max_total());
+  if (!r.failure.empty()) summary += "\n" + r.failure;
+  for (const auto& n : r.notes) summary += "\nNote: " + n;
+  for (const auto& l : r.labs) {
+    summary += "\n" + l.lab + ": " + fmt_points(l.score) + " / " + fmt_points(l.max_score);
+    if (!l.failure.empty()) summary += " — " + l.failure;
+    for (const auto& n : l.notes) summary += "\n  Note: " + n;
+  }
+  const json j = {{"score", r.total()}, {"max_score", r.max_total()}, {"tests", tests}, {"output", summary}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace convlab::cli

@@ -1,0 +1,43 @@
+/// @file reports.hpp
+/// @brief What grading writes: the gradebook, each student's feedback, the
+/// Gradescope results, and the saved state that lets an interrupted run resume.
+#pragma once
+
+#include "scoring.hpp"
+
+#include <string>
+#include <vector>
+
+namespace convlab::cli {
+
+/// Everything decided about one submission.
+struct StudentResult {
+  std::string student;              ///< the submission's name (its folder or file name)
+  std::string origin;               ///< where it came from
+  std::string kind;                 ///< folder, tarball or git
+  std::string fingerprint;          ///< hash of its files and of the grading settings (resume)
+  std::vector<std::string> notes;   ///< submission-wide notes (ignored files, ...)
+  std::string failure;              ///< submission-wide failure (unreadable tarball, ...)
+  std::vector<LabResult> labs;      ///< one per graded lab, in lab order
+  double seconds = 0;               ///< wall time to grade it
+  /// Sum over labs.
+  double total() const;
+  /// Sum of the labs' totals.
+  double max_total() const;
+};
+
+/// The result as JSON text (the saved state).
+std::string to_json(const StudentResult& r);
+/// Reads what to_json() wrote; throws Error on bad input.
+StudentResult student_from_json(const std::string& text);
+
+/// `gradebook.csv`: a header, a "Points Possible" row, then a row per student
+/// with a column per lab and the total.
+std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
+                          const std::vector<double>& lab_max);
+/// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold.
+std::string feedback_markdown(const StudentResult& r);
+/// `results/<student>.json` in Gradescope's results.json format.
+std::string gradescope_json(const StudentResult& r);
+
+}  // namespace convlab::cli

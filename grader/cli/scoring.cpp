@@ -1,0 +1,162 @@
+// Points from records. See scoring.hpp.
+#include "scoring.hpp"
+
+#include "util.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace convlab::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> number(const json& j, const char* key) {
+  if (j.contains(key) && j.at(key).is_number()) return j.at(key).get<double>();
+  return std::nullopt;
+}
+
+std::string first_line(const std::string& s) {
+  const std::string t = trim(s);
+  return t.substr(0, t.find('\n'));
+}
+
+// A failing speed test whose only fault is a speed-up below the threshold
+// prints decide_speedup()'s message ("... is below the threshold ..." or
+// "... is far below the threshold ..."); any other failure (a wrong output
+// during timing, a crash) earns no speed points.
+bool only_too_slow(const TestOutcome& t) {
+  return t.message.find("below the threshold") != std::string::npos &&
+         t.message.find("wrong") == std::string::npos && t.message.find("failed") == std::string::npos;
+}
+
+}  // namespace
+
+TestOutcome read_record(const std::string& path) {
+  json j;
+  try {
+    j = json::parse(read_file(path));
+  } catch (const json::exception& e) {
+    throw Error(path + ": not a test record: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("test") || !j.at("test").is_string() || !j.contains("passed"))
+    throw Error(path + ": not a test record (no 'test' or 'passed')");
+  TestOutcome t;
+  t.name = j.at("test").get<std::string>();
+  t.recorded = true;
+  t.passed = j.value("passed", false);
+  t.skipped = j.value("skipped", false);
+  t.message = j.value("message", std::string());
+  if (j.contains("seed") && j.at("seed").is_number_unsigned()) t.seed = j.at("seed").get<std::uint64_t>();
+  if (j.contains("base_seed") && j.at("base_seed").is_number_unsigned())
+    t.base_seed = j.at("base_seed").get<std::uint64_t>();
+  t.ratio = number(j, "ratio");
+  t.threshold = number(j, "threshold");
+  t.time_ms = number(j, "time_ms");
+  t.baseline_ms = number(j, "baseline_ms");
+  return t;
+}
+
+double speed_test_fraction(const GraderSpec& g, const TestOutcome& t) {
+  if (!t.recorded || t.skipped || !t.ratio || g.points <= 0) return 0;
+  if (!t.passed && !only_too_slow(t)) return 0;
+  return speed_points(g, *t.ratio) / g.points;
+}
+
+LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure) {
+  LabResult lab;
+  lab.lab = spec.lab;
+  lab.title = spec.title;
+  lab.failure = failure;
+  for (const auto& g : spec.graders) {
+    GraderResult r;
+    r.id = g.id;
+    r.kind = g.kind;
+    r.description = g.description;
+    r.max_points = g.points;
+    r.extra_credit = g.extra_credit;
+    r.threshold = g.threshold;
+    const auto it = runs.find(g.id);
+    const GraderRun empty;
+    const GraderRun& run = it == runs.end() ? empty : it->second;
+    r.tests = run.tests;
+    r.tests_total = static_cast<int>(run.tests.size());
+    for (const auto& t : run.tests) {
+      r.tests_passed += t.passed ? 1 : 0;
+      r.ran = r.ran || (t.recorded && !t.skipped);
+    }
+    for (const auto& t : run.tests)
+      if (t.ratio && (!r.ratio || *t.ratio < *r.ratio)) r.ratio = t.ratio;
+
+    if (!failure.empty()) {
+      r.reason = "no points: " + failure;
+    } else if (!run.not_run.empty()) {
+      r.reason = "not run: " + run.not_run;
+    } else if (run.tests.empty()) {
+      r.reason = "not run: the graders process listed no test of this grader" +
+                 (run.problem.empty() ? std::string() : " (" + run.problem + ")");
+    } else if (!r.ran) {
+      const auto& t = run.tests.front();
+      r.reason = "not run: " + (t.message.empty() ? run.problem : first_line(t.message));
+    } else if (g.kind == "correctness") {
+      r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
+      if (r.passed) {
+        r.points = g.points;
+        r.reason = "all " + std::to_string(r.tests_total) + " tests passed";
+      } else if (r.tests_passed == r.tests_total && !run.sanitizer.empty()) {
+        r.reason = "every test passed, but compute-sanitizer found errors: " + first_line(run.sanitizer);
+      } else if (r.tests_passed == r.tests_total) {
+        r.reason = "every test passed, but the graders process " + run.problem;
+      } else {
+        const auto bad = std::find_if(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) { return !t.passed; });
+        r.reason = std::to_string(r.tests_total - r.tests_passed) + " of " + std::to_string(r.tests_total) +
+                   " tests failed; the first: " + bad->name + ": " +
+                   (bad->message.empty() ? std::string("failed") : first_line(bad->message));
+        if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
+      }
+    } else {
+      double sum = 0;
+      for (const auto& t : run.tests) sum += speed_test_fraction(g, t);
+      r.points = run.problem.empty() ? g.points * sum / r.tests_total : 0.0;
+      r.passed = r.tests_passed == r.tests_total && r.points >= g.points - 1e-9;
+      char buf[256];
+      if (r.ratio)
+        std::snprintf(buf, sizeof buf, "lowest speed-up %.3gx against a threshold of %.3gx (partial points from %.3gx)",
+                      *r.ratio, g.threshold, g.partial_from);
+      else
+        std::snprintf(buf, sizeof buf, "no speed-up measured (threshold %.3gx)", g.threshold);
+      r.reason = std::string(buf) + "; " + std::to_string(r.tests_passed) + " of " + std::to_string(r.tests_total) +
+                 " tests passed";
+      const auto bad = std::find_if(run.tests.begin(), run.tests.end(),
+                                    [&](const TestOutcome& t) { return !t.passed && speed_test_fraction(g, t) == 0; });
+      if (bad != run.tests.end())
+        r.reason += "; " + bad->name + ": " + (bad->message.empty() ? std::string("failed") : first_line(bad->message));
+      if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
+    }
+    if (!run.note.empty()) r.reason += " (" + run.note + ")";
+    lab.graders.push_back(std::move(r));
+  }
+  // Correctness gates speed, whatever the speed graders measured.
+  for (std::size_t i = 0; i < spec.graders.size(); ++i) {
+    const GraderSpec& g = spec.graders[i];
+    GraderResult& r = lab.graders[i];
+    if (g.gated_by.empty() || !failure.empty()) continue;
+    const auto gate = std::find_if(lab.graders.begin(), lab.graders.end(),
+                                   [&](const GraderResult& o) { return o.id == g.gated_by; });
+    if (gate != lab.graders.end() && !gate->passed && (r.points > 0 || r.reason.rfind("not run", 0) != 0)) {
+      r.points = 0;
+      r.passed = false;
+      r.reason = "no points: " + g.gated_by + " did not pass, and correctness gates speed" +
+                 (r.ran ? " (" + r.reason + ")" : std::string());
+    }
+  }
+  for (std::size_t i = 0; i < spec.graders.size(); ++i) {
+    lab.score += lab.graders[i].points;
+    if (!spec.graders[i].extra_credit) lab.max_score += spec.graders[i].points;
+  }
+  return lab;
+}
+
+}  // namespace convlab::cli

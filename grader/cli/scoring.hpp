@@ -1,0 +1,93 @@
+/// @file scoring.hpp
+/// @brief From what the graders recorded to points, as the lab's spec says.
+///
+/// The rules (docs/grading.md states them for students):
+/// - a correctness grader earns its points only if every one of its tests passed;
+/// - a speedup grader earns nothing unless the correctness grader that gates it
+///   passed; otherwise each of its tests earns speed_points() for the speed-up it
+///   measured (full at the threshold, linear from partial_from), and the grader
+///   earns the mean over its tests;
+/// - a test that did not run (no GPU, an earlier test hung, the process
+///   crashed) earns nothing, with the reason;
+/// - a lab-wide failure (no build, a forbidden symbol, tampering) earns nothing.
+#pragma once
+
+#include "convlab/spec.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convlab::cli {
+
+/// One test's outcome, from its JSON record (convlab/record.hpp) or from the process that ran it.
+struct TestOutcome {
+  std::string name;                  ///< "lab01.correctness.conv1d.n1_r0"
+  bool recorded = false;             ///< a record was written
+  bool passed = false;               ///< no failure
+  bool skipped = false;              ///< the test skipped itself (no GPU)
+  std::string message;               ///< failure, skip or not-run message
+  std::uint64_t seed = 0;            ///< the test's seed
+  std::uint64_t base_seed = 0;       ///< CONVLAB_SEED replays it
+  std::optional<double> ratio;       ///< measured speed-up
+  std::optional<double> threshold;   ///< the threshold the process used
+  std::optional<double> time_ms;     ///< the student's median time
+  std::optional<double> baseline_ms; ///< the baseline's median time
+};
+
+/// Reads a record file; throws Error if it is not a record.
+TestOutcome read_record(const std::string& path);
+
+/// What running one grader's tests produced.
+struct GraderRun {
+  std::vector<TestOutcome> tests;  ///< every test of the grader, recorded or not
+  std::string problem;             ///< the process's fault ("crashed: ...", "killed: ..."), if any
+  std::string not_run;             ///< why the grader was not run at all, if it was not
+  std::string sanitizer;           ///< compute-sanitizer's findings, if it found errors
+  std::string note;                ///< a remark that costs nothing (e.g. a sanitizer run that did not finish)
+  double seconds = 0;              ///< wall time of its runs
+};
+
+/// The verdict on one grader.
+struct GraderResult {
+  std::string id;                  ///< "speedup.conv1d"
+  std::string kind;                ///< correctness or speedup
+  std::string description;         ///< from the spec
+  double points = 0;               ///< earned
+  double max_points = 0;           ///< possible
+  bool extra_credit = false;       ///< counts on top of the lab's total
+  bool passed = false;             ///< earned all its points
+  bool ran = false;                ///< at least one of its tests ran
+  std::string reason;              ///< why it earned what it earned, one paragraph
+  std::optional<double> ratio;     ///< the lowest speed-up measured (speedup graders)
+  double threshold = 0;            ///< the threshold applied (speedup graders)
+  int tests_passed = 0;            ///< tests that passed
+  int tests_total = 0;             ///< tests it has
+  std::vector<TestOutcome> tests;  ///< for the feedback
+};
+
+/// The verdict on one lab of one submission.
+struct LabResult {
+  std::string lab;                    ///< "lab01"
+  std::string title;                  ///< the lab's title
+  bool submitted = false;             ///< the submission holds files of this lab
+  std::string failure;                ///< a lab-wide reason for no points ("did not compile: ...")
+  std::string details;                ///< e.g. the compiler's errors
+  std::vector<std::string> notes;     ///< warnings that cost nothing (files ignored, ...)
+  std::vector<GraderResult> graders;  ///< in spec order
+  double score = 0;                   ///< points earned, extra credit included
+  double max_score = 0;               ///< the lab's total (extra credit left out)
+  double build_s = 0;                 ///< seconds to build
+  double run_s = 0;                   ///< seconds to run the graders
+};
+
+/// Scores a lab: `runs` maps grader ids to their runs; a non-empty `failure`
+/// gives every grader 0 with that reason.
+LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure = "");
+
+/// The fraction of a speed test's points its record earns (0 when it failed for
+/// another reason than a speed-up below the threshold).
+double speed_test_fraction(const GraderSpec& grader, const TestOutcome& test);
+
+}  // namespace convlab::cli

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The fixture corpus (grader/cli/tests/fixtures/), graded end to end by
+# `convlab grade`, as folders, a tarball and a git repository, plus submissions
+# made here (one that #includes the instructor's solution, a corrupt tarball).
+# Without a GPU the GPU graders are "not run"; everything else is checked:
+# overlay, build, time limits, tamper and symbol checks, scoring, every output.
+#   e2e_grade.sh CONVLAB_EXE SOURCE_DIR WORK_DIR
+set -uo pipefail
+convlab=$1 root=$2 work=$3
+fixtures=$root/grader/cli/tests/fixtures
+fail=0
+check() {  # check DESCRIPTION COMMAND...
+  if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
+}
+
+rm -rf "$work"
+mkdir -p "$work/subs"
+chmod 755 "$work"  # the graders may run as another user: it must reach its folders
+export PATH=/usr/local/cuda/bin:$PATH
+for f in "$fixtures"/*/; do cp -r "$f" "$work/subs/"; done
+# The same correct submission as a tarball and as a git repository.
+tar -czf "$work/subs/correct_tarball.tar.gz" -C "$fixtures" correct
+cp -r "$fixtures/correct" "$work/subs/correct_git"
+git -C "$work/subs/correct_git" init -q
+git -C "$work/subs/correct_git" add -A
+git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
+# A submission that #includes the instructor's solution by its absolute path.
+mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"
+printf '// grading fixture: reads the solution from the instructor'"'"'s tree.\n#include "%s/reference/01-conv-basic/conv_basic.cu"\n' \
+  "$root" >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
+echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
+
+# Bad input to the command itself: clear errors, exit 2, no crash.
+out=$("$convlab" --root "$root" grade "$work/subs/no_such_submission" --out "$work/bad" 2>&1)
+check "a missing submission is refused (exit 2)" test $? -eq 2
+check "... with a message naming it" grep -q "submission '$work/subs/no_such_submission' does not exist" <<<"$out"
+out=$("$convlab" --root "$root" grade "$work/subs/correct" --labs lab42 --out "$work/bad" 2>&1)
+check "an unknown lab is refused (exit 2)" test $? -eq 2
+check "... listing the labs" grep -q "unknown lab 'lab42'; the labs are: lab01" <<<"$out"
+out=$("$convlab" --root "$root" check nosuchlab 2>&1)
+check "check: an unknown lab is refused (exit 2)" test $? -eq 2
+
+subs=("$work"/subs/*)
+start=$SECONDS
+"$convlab" --root "$root" grade "${subs[@]}" --out "$work/out" --cuda-arch 90 --jobs 1 --test-timeout 60 \
+  --expect "$fixtures/expected-cpu.json" >"$work/grade1.log" 2>&1
+rc=$?
+cat "$work/grade1.log"
+check "every fixture scored as expected (exit $rc)" test $rc -eq 0
+echo "graded ${#subs[@]} submissions in $((SECONDS - start)) s"
+
+o=$work/out
+check "gradebook.csv: header, points possible, a row per student" \
+  test "$(head -2 "$o/gradebook.csv")" = $'student,lab01,total\nPoints Possible,100,100'
+check "gradebook.csv has ${#subs[@]} student rows" test "$(($(wc -l <"$o/gradebook.csv") - 2))" -eq ${#subs[@]}
+check "feedback for every student" test "$(ls "$o"/feedback/*.md | wc -l)" -eq ${#subs[@]}
+check "Gradescope results for every student" test "$(ls "$o"/results/*.json | wc -l)" -eq ${#subs[@]}
+check "results.json has score, max_score, tests with status" \
+  grep -q '"status": "failed"' "$o/results/correct.json"
+check "results.json max_score is the lab's total" grep -q '"max_score": 100' "$o/results/correct.json"
+check "feedback names each grader and the threshold" grep -q '| speedup.conv1d | not run | 0 / 15 | - | 0.5x |' "$o/feedback/correct.md"
+check "feedback of the compile error shows the compiler's message" grep -q "expected a \";\"" "$o/feedback/compile_error.md"
+check "feedback names the forbidden symbol" grep -q "cublasCreate" "$o/feedback/forbidden_call.md"
+check "feedback names the tampered files" grep -q "labs/01-conv-basic/grading.json" "$o/feedback/tamper_tests.md"
+check "hardware.json written" grep -q '"gpus"' "$o/hardware.json"
+check "grade.log written" grep -q "convlab grade:" "$o/grade.log"
+check "the tarball was unpacked and built" grep -q '"kind": "tarball"' "$o/state/correct_tarball.json"
+check "the git repository was cloned and built" grep -q '"kind": "git"' "$o/state/correct_git.json"
+check "the grading tree has no reference/" test ! -e "$o/work/slots/0/src/reference"
+check "the tampered spec did not reach the grading tree" \
+  cmp -s "$root/labs/01-conv-basic/grading.json" "$o/work/slots/0/src/labs/01-conv-basic/grading.json"
+check "the course tree is untouched" git -C "$root" diff --quiet -- labs grader/src grader/include
+check "no process of the sandbox user is left" test "$(ps -u nobody -o pid= 2>/dev/null | wc -l)" -eq 0
+
+# An interrupted or repeated run resumes: nothing is graded twice.
+start=$SECONDS
+"$convlab" --root "$root" grade "${subs[@]}" --out "$work/out" --cuda-arch 90 --jobs 1 --test-timeout 60 \
+  --expect "$fixtures/expected-cpu.json" >"$work/grade2.log" 2>&1
+rc=$?
+check "the second run agrees (exit $rc)" test $rc -eq 0
+check "the second run resumed every submission" test "$(grep -c '^resumed: ' "$work/grade2.log")" -eq ${#subs[@]}
+echo "resumed run: $((SECONDS - start)) s"
+
+# Writes outside its folder, when the graders run as the invoking user: detected.
+"$convlab" --root "$root" grade "$work/subs/writes_outside" --out "$work/out-nosandbox" --work-dir "$o/work" \
+  --cuda-arch 90 --jobs 1 --sandbox-user none >"$work/grade3.log" 2>&1
+check "a write to the grading tree is detected" \
+  grep -q "changed while its graders ran" "$work/out-nosandbox/feedback/writes_outside.md"
+cat "$work/grade3.log" | tail -5
+
+# The student commands on this tree: status informs (exit 0), check explains.
+out=$("$convlab" --root "$root" status --build-dir "$o/work/slots/0/build" 2>&1)
+check "status exits 0 and prints a table" grep -q "^lab01 " <<<"$out"
+echo "$out"
+
+out=$("$convlab" --root "$root" check lab01 --build-dir "$o/work/slots/0/build" 2>&1)
+rc=$?
+echo "$out" | tail -8
+check "check builds and runs the graders (exit $rc: nothing failed, GPU tests skipped)" test $rc -eq 0
+check "check says why nothing ran" grep -q "no GPU here" <<<"$out"
+out=$("$convlab" --root "$root" watch lab01 --cycles 1 --build-dir "$o/work/slots/0/build" 2>&1)
+check "watch runs a check (exit $?)" grep -q "points if graded now" <<<"$out"
+
+exit $fail

@@ -1,0 +1,151 @@
+// The sandbox: limits hold, the process tree is killed, output is capped.
+#include "sandbox.hpp"
+#include "util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+namespace convlab::cli {
+namespace {
+
+RunSpec shell(const std::string& script) {
+  RunSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.env = {"PATH=/usr/bin:/bin"};
+  s.limits.timeout_s = 30;
+  return s;
+}
+
+std::string temp_dir(const std::string& name) {
+  const std::string d = std::filesystem::temp_directory_path().string() + "/convlab-test-" + name + "-" +
+                        std::to_string(::getpid());
+  std::filesystem::remove_all(d);
+  make_dirs(d);
+  return d;
+}
+
+TEST(Sandbox, ReportsExitStatusAndOutput) {
+  const RunResult r = run_sandboxed(shell("echo hello; echo oops >&2; exit 3"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.output.find("hello"), std::string::npos);
+  EXPECT_NE(r.output.find("oops"), std::string::npos);
+  EXPECT_EQ(r.describe(), "exited with status 3");
+  EXPECT_TRUE(run_sandboxed(shell("true")).ok());
+}
+
+TEST(Sandbox, KillsAtTheTimeLimit) {
+  RunSpec s = shell("sleep 60");
+  s.limits.timeout_s = 1;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.wall_s, 15);
+  EXPECT_NE(r.describe().find("time limit"), std::string::npos);
+}
+
+TEST(Sandbox, IdleLimitRestartsOnProgressLines) {
+  RunSpec s = shell("for i in 1 2 3 4; do echo '[ RUN      ] t'$i; sleep 0.4; done; echo '[ RUN      ] hang'; sleep 60");
+  s.limits.idle_timeout_s = 1.5;
+  s.progress_marker = "[ RUN      ]";
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.idle_timed_out);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.last_progress, "[ RUN      ] hang");  // the four quick steps did not trip it
+  EXPECT_GT(r.wall_s, 2.5);
+}
+
+TEST(Sandbox, CapsHugeOutput) {
+  RunSpec s = shell("yes 'a line printed forever'");
+  s.limits.output_kill_bytes = 4 << 20;
+  s.keep_head = 1000;
+  s.keep_tail = 1000;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.output_exceeded);
+  EXPECT_GT(r.output_bytes, 4 << 20);
+  EXPECT_LT(r.output.size(), 3000u);
+  EXPECT_NE(r.output.find("bytes of output cut"), std::string::npos);
+}
+
+TEST(Sandbox, KillsProcessesLeftBehindEvenInTheirOwnSession) {
+  const std::string dir = temp_dir("leftover");
+  RunSpec s = shell("for i in 1 2 3; do setsid sh -c 'echo $$ >> " + dir + "/pids; exec sleep 300' & done; sleep 0.5; exit 0");
+  const RunResult r = run_sandboxed(s);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.leftover, 3);
+  EXPECT_NE(r.describe().find("left 3 process(es) running"), std::string::npos);
+  std::ifstream in(dir + "/pids");
+  int count = 0;
+  for (pid_t pid; in >> pid; ++count) EXPECT_NE(::kill(pid, 0), 0) << "process " << pid << " survived";
+  EXPECT_EQ(count, 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Sandbox, FileSizeLimit) {
+  const std::string dir = temp_dir("fsize");
+  RunSpec s = shell("head -c 4000000 /dev/zero > " + dir + "/big");
+  s.limits.file_bytes = 1 << 20;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LE(std::filesystem::file_size(dir + "/big"), 1u << 20);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Sandbox, CpuLimit) {
+  RunSpec s = shell("while :; do :; done");
+  s.limits.cpu_s = 1;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.signal == SIGXCPU || r.signal == SIGKILL) << r.describe();
+  EXPECT_FALSE(r.timed_out);
+}
+
+TEST(Sandbox, MissingProgramIsAStartFailure) {
+  RunSpec s;
+  s.argv = {"/nonexistent/program"};
+  s.limits.timeout_s = 10;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.start_failed);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.output.find("cannot run /nonexistent/program"), std::string::npos);
+}
+
+TEST(Sandbox, WorkingFolderAndEnvironment) {
+  const std::string dir = temp_dir("cwd");
+  RunSpec s = shell("pwd; echo \"home=$HOME\"");
+  s.cwd = dir;
+  s.env = {"PATH=/usr/bin:/bin", "HOME=/somewhere"};
+  const RunResult r = run_sandboxed(s);
+  EXPECT_NE(r.output.find(dir), std::string::npos);
+  EXPECT_NE(r.output.find("home=/somewhere"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// As root: the command runs as another user, and RLIMIT_NPROC then holds, so a
+// fork bomb stops at the limit and everything it made is killed.
+TEST(Sandbox, OtherUserAndProcessLimitContainAForkBomb) {
+  if (::geteuid() != 0 || !::getpwnam("nobody")) GTEST_SKIP() << "needs root and the user nobody";
+  RunSpec s = shell("id -u");
+  s.user = "nobody";
+  RunResult r = run_sandboxed(s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(trim(r.output), std::to_string(::getpwnam("nobody")->pw_uid));
+
+  RunSpec bomb = shell("b() { b & b & wait; }; b");
+  bomb.user = "nobody";
+  bomb.limits.processes = 40;
+  bomb.limits.timeout_s = 3;
+  r = run_sandboxed(bomb);
+  EXPECT_LT(r.wall_s, 25);
+  EXPECT_TRUE(r.output.find("fork") != std::string::npos || r.timed_out) << "the process limit never held: " << r.output;
+  // Nothing of it is left.
+  const RunResult ps = run_tool({"sh", "-c", "ps -u nobody -o pid= | wc -l"});
+  EXPECT_EQ(trim(ps.output), "0") << "processes of nobody left: " << ps.output;
+}
+
+}  // namespace
+}  // namespace convlab::cli

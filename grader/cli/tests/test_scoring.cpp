@@ -1,0 +1,226 @@
+// Scoring, the calibration hook, and what grading writes.
+#include "reports.hpp"
+#include "scoring.hpp"
+#include "util.hpp"
+
+#include <convlab/spec.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include <unistd.h>
+
+namespace convlab::cli {
+namespace {
+
+const char* kSpec = R"({
+  "lab": "lab07", "slug": "07-demo", "title": "Demo",
+  "submission": {"files": ["demo.cu"]},
+  "forbidden_symbols": ["cublas"],
+  "time_limits_s": {"compile": 60, "test": 30},
+  "graders": [
+    {"id": "correctness.a", "kind": "correctness", "points": 30},
+    {"id": "speedup.a", "kind": "speedup", "points": 20, "threshold": 2.0, "partial_from": 1.0, "gated_by": "correctness.a"},
+    {"id": "correctness.bonus", "kind": "correctness", "points": 5, "extra_credit": true}
+  ]})";
+
+TestOutcome test(const std::string& name, bool passed, std::optional<double> ratio = {}, const std::string& msg = "") {
+  TestOutcome t;
+  t.name = name;
+  t.recorded = true;
+  t.passed = passed;
+  t.ratio = ratio;
+  t.message = msg;
+  return t;
+}
+
+std::map<std::string, GraderRun> all_good() {
+  std::map<std::string, GraderRun> runs;
+  runs["correctness.a"].tests = {test("lab07.correctness.a.x", true), test("lab07.correctness.a.y", true)};
+  runs["speedup.a"].tests = {test("lab07.speedup.a.big", true, 2.5), test("lab07.speedup.a.small", true, 3.0)};
+  runs["correctness.bonus"].tests = {test("lab07.correctness.bonus.x", true)};
+  return runs;
+}
+
+TEST(Scoring, FullMarksAndExtraCredit) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  const LabResult r = score_lab(spec, all_good());
+  EXPECT_DOUBLE_EQ(r.max_score, 50);
+  EXPECT_DOUBLE_EQ(r.score, 55);  // 30 + 20 + 5 extra
+  for (const auto& g : r.graders) EXPECT_TRUE(g.passed) << g.id << ": " << g.reason;
+  EXPECT_DOUBLE_EQ(*r.graders[1].ratio, 2.5);
+}
+
+TEST(Scoring, CorrectnessIsAllOrNothingAndGatesSpeed) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  runs["correctness.a"].tests[1] = test("lab07.correctness.a.y", false, {}, "3 outputs are wrong\nmore");
+  const LabResult r = score_lab(spec, runs);
+  EXPECT_DOUBLE_EQ(r.graders[0].points, 0);
+  EXPECT_EQ(r.graders[0].reason, "1 of 2 tests failed; the first: lab07.correctness.a.y: 3 outputs are wrong");
+  EXPECT_DOUBLE_EQ(r.graders[1].points, 0);  // speed measured, but correctness gates it
+  EXPECT_NE(r.graders[1].reason.find("correctness.a did not pass"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.score, 5);
+}
+
+TEST(Scoring, PartialSpeedPointsBelowTheThreshold) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  // 1.5x: halfway between partial_from 1 and threshold 2 -> half the points of this test.
+  runs["speedup.a"].tests[0] = test("lab07.speedup.a.big", false, 1.5, "conv: speed-up 1.5x is below the threshold 2x");
+  const LabResult r = score_lab(spec, runs);
+  EXPECT_DOUBLE_EQ(r.graders[1].points, 20 * (0.5 + 1.0) / 2);
+  EXPECT_FALSE(r.graders[1].passed);
+  EXPECT_NE(r.graders[1].reason.find("lowest speed-up 1.5x"), std::string::npos);
+}
+
+TEST(Scoring, SpeedTestFailingForAnotherReasonEarnsNothing) {
+  const GraderSpec g = parse_spec(kSpec, "test").grader("speedup.a");
+  EXPECT_DOUBLE_EQ(speed_test_fraction(g, test("t", false, 3.0, "the output of the last timed run is wrong")), 0);
+  EXPECT_DOUBLE_EQ(speed_test_fraction(g, test("t", false, 1.5, "speed-up 1.5x is below the threshold 2x")), 0.5);
+  EXPECT_DOUBLE_EQ(speed_test_fraction(g, test("t", true, 2.0)), 1);
+  TestOutcome skipped = test("t", false, 5.0);
+  skipped.skipped = true;
+  EXPECT_DOUBLE_EQ(speed_test_fraction(g, skipped), 0);
+}
+
+TEST(Scoring, SkippedTestsAreNotRunWithTheReason) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  std::map<std::string, GraderRun> runs;
+  TestOutcome t = test("lab07.correctness.a.x", false, {}, "GPU test skipped: no CUDA device");
+  t.skipped = true;
+  runs["correctness.a"].tests = {t};
+  const LabResult r = score_lab(spec, runs);
+  EXPECT_FALSE(r.graders[0].ran);
+  EXPECT_EQ(r.graders[0].reason, "not run: GPU test skipped: no CUDA device");
+  EXPECT_DOUBLE_EQ(r.score, 0);
+}
+
+TEST(Scoring, AMisbehavingProcessFailsTheGrader) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  runs["correctness.a"].problem = "exited with status 0; it left 511 process(es) running, which were killed";
+  runs["correctness.bonus"].sanitizer = "compute-sanitizer memcheck: Invalid __global__ read";
+  const LabResult r = score_lab(spec, runs);
+  EXPECT_DOUBLE_EQ(r.graders[0].points, 0);
+  EXPECT_NE(r.graders[0].reason.find("left 511 process(es)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.graders[2].points, 0);
+  EXPECT_NE(r.graders[2].reason.find("compute-sanitizer found errors"), std::string::npos);
+}
+
+TEST(Scoring, ALabWideFailureGivesNothing) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  const LabResult r = score_lab(spec, all_good(), "did not compile");
+  EXPECT_DOUBLE_EQ(r.score, 0);
+  EXPECT_DOUBLE_EQ(r.max_score, 50);
+  for (const auto& g : r.graders) EXPECT_EQ(g.reason, "no points: did not compile");
+}
+
+TEST(Scoring, SpecPointsMatchSpeedPoints) {
+  // Lab 01's real spec: 0.3x with partial_from 0.1 and threshold 0.5 earns half.
+  const LabSpec spec = load_spec(std::string(CONVLAB_SOURCE_DIR) + "/labs/01-conv-basic/grading.json");
+  const GraderSpec& g = spec.grader("speedup.conv1d");
+  EXPECT_NEAR(speed_test_fraction(g, test("t", false, 0.3, "speed-up 0.3x is below the threshold 0.5x")), 0.5, 1e-12);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = std::filesystem::temp_directory_path().string() + "/" + name + std::to_string(::getpid());
+  write_file_atomic(path, text);
+  return path;
+}
+
+TEST(Calibration, ReplacesThresholdsOfTheNamedGraders) {
+  LabSpec spec = parse_spec(kSpec, "test");
+  const std::string path = write_temp("cal", R"({"convlab_calibration": 1, "fraction": 0.7,
+    "labs": {"lab07": {"speedup.a": {"threshold": 3.5, "partial_from": 1.75, "reference_ratio": 5}},
+             "lab99": {"speedup.z": {"threshold": 1}}}})");
+  EXPECT_EQ(apply_calibration(spec, path), 1);
+  EXPECT_DOUBLE_EQ(spec.grader("speedup.a").threshold, 3.5);
+  EXPECT_DOUBLE_EQ(spec.grader("speedup.a").partial_from, 1.75);
+  std::filesystem::remove(path);
+}
+
+TEST(Calibration, RefusesMalformedFiles) {
+  LabSpec spec = parse_spec(kSpec, "test");
+  const auto refused = [&](const std::string& text, const std::string& why) {
+    const std::string path = write_temp("calbad", text);
+    try {
+      apply_calibration(spec, path);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+  };
+  refused("{", "not valid JSON");
+  refused(R"({"labs": {"lab07": {"correctness.a": {"threshold": 1}}}})", "is not a speedup grader");
+  refused(R"({"labs": {"lab07": {"speedup.a": {"threshold": -1}}}})", "threshold > 0");
+  refused(R"({"labs": {"lab07": {"speedup.a": {"threshold": 1, "partial_from": 2}}}})", "partial_from < threshold");
+  refused(R"({"labs": {"lab07": {"speedup.a": {"threshold": 1, "extra": 2}}}})", "unknown key 'extra'");
+  refused(R"({"nolabs": 1})", "'labs' object");
+  EXPECT_THROW(apply_calibration(spec, "/nonexistent/calibration.json"), SpecError);
+}
+
+StudentResult sample() {
+  StudentResult s;
+  s.student = "alice";
+  s.origin = "subs/alice.tar.gz";
+  s.kind = "tarball";
+  s.fingerprint = "abc";
+  s.notes = {"tampering ignored: labs/x"};
+  auto runs = all_good();
+  runs["speedup.a"].tests[0] = test("lab07.speedup.a.big", false, 1.5, "speed-up 1.5x is below the threshold 2x");
+  s.labs.push_back(score_lab(parse_spec(kSpec, "test"), runs));
+  s.labs.back().submitted = true;
+  return s;
+}
+
+TEST(Reports, GradebookHasARowPerStudentAndAColumnPerLab) {
+  StudentResult b = sample();
+  b.student = "bob, jr.";
+  b.labs[0] = score_lab(parse_spec(kSpec, "test"), {}, "did not compile");
+  const std::string csv = gradebook_csv({sample(), b}, {"lab07", "lab08"}, {50, 40});
+  EXPECT_EQ(csv,
+            "student,lab07,lab08,total\n"
+            "Points Possible,50,40,90\n"
+            "alice,50,0,50\n"
+            "\"bob, jr.\",0,0,0\n");
+}
+
+TEST(Reports, GradescopeResultsFormat) {
+  const auto j = nlohmann::json::parse(gradescope_json(sample()));
+  EXPECT_DOUBLE_EQ(j.at("score").get<double>(), 50);  // 30 + 15 + 5 extra
+  EXPECT_DOUBLE_EQ(j.at("max_score").get<double>(), 50);
+  ASSERT_EQ(j.at("tests").size(), 3u);
+  const auto& speed = j.at("tests")[1];
+  EXPECT_EQ(speed.at("name"), "lab07 speedup.a");
+  EXPECT_DOUBLE_EQ(speed.at("score").get<double>(), 15);
+  EXPECT_DOUBLE_EQ(speed.at("max_score").get<double>(), 20);
+  EXPECT_EQ(speed.at("status"), "failed");
+  EXPECT_NE(speed.at("output").get<std::string>().find("threshold of 2x"), std::string::npos);
+  EXPECT_DOUBLE_EQ(j.at("tests")[2].at("max_score").get<double>(), 0);  // extra credit
+  EXPECT_NE(j.at("output").get<std::string>().find("tampering ignored"), std::string::npos);
+}
+
+TEST(Reports, FeedbackNamesEveryGraderWithRatioAndThreshold) {
+  const std::string md = feedback_markdown(sample());
+  EXPECT_NE(md.find("# Grading feedback: alice"), std::string::npos);
+  EXPECT_NE(md.find("Total: **50 / 50**"), std::string::npos);
+  EXPECT_NE(md.find("| correctness.a | passed | 30 / 30 |"), std::string::npos);
+  EXPECT_NE(md.find("| speedup.a | failed | 15 / 20 | 1.5x | 2x |"), std::string::npos);
+  EXPECT_NE(md.find("Note: tampering ignored"), std::string::npos);
+  EXPECT_NE(md.find("Replay: `CONVLAB_SEED="), std::string::npos);
+}
+
+TEST(Reports, SavedStateRoundTrips) {
+  const StudentResult a = sample();
+  const StudentResult b = student_from_json(to_json(a));
+  EXPECT_EQ(to_json(a), to_json(b));
+  EXPECT_THROW(student_from_json("{}"), Error);
+  EXPECT_THROW(student_from_json("not json"), Error);
+}
+
+}  // namespace
+}  // namespace convlab::cli
