@@ -14,6 +14,7 @@
 
 #include "convlab/spec.hpp"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>

@@ -188,7 +188,9 @@ int apply_calibration(LabSpec& spec, const std::string& path) {
   const json& lab = root.at("labs").at(spec.lab);
   if (!lab.is_object()) fail(path, "labs." + spec.lab, "must be an object");
   int changed = 0;
-  for (const auto& [id, value] : lab.items()) {
+  for (const auto& item : lab.items()) {
+    const std::string id = item.key();
+    const json& value = item.value();
     const std::string where = "labs." + spec.lab + "." + id;
     const auto it = std::find_if(spec.graders.begin(), spec.graders.end(), [&](const GraderSpec& g) { return g.id == id; });
     if (it == spec.graders.end() || it->kind != "speedup") fail(path, where, "is not a speedup grader of " + spec.path);
