@@ -17,7 +17,9 @@
 #                          (reference/NN-slug/mutants/mutants.json, applied as a
 #                          find/replace on the reference at configure time); the test
 #                          selftest.mutant.<lab>.<name> passes only if a grader
-#                          fails with the expected message
+#                          fails with the expected message. A mutant may name the
+#                          backends that catch it for certain ("backends": ["cpu"]);
+#                          speed mutants are left out on the CPU backend.
 # convlab_cuda_sources(<target> <files.cu>...)
 #
 # Adds CUDA sources to a target for the configured backend: compiled by nvcc
@@ -173,6 +175,12 @@ function(convlab_add_lab)
         if(CONVLAB_BACKEND STREQUAL "cpu" AND m_graders MATCHES "[.]speedup[.]")
           continue()  # speed is not graded on the CPU backend
         endif()
+        # 'backends' (optional): where the bug is caught for certain (a missing
+        # barrier: on the CPU backend, whose schedule is shuffled, not on every GPU run).
+        string(JSON m_backends ERROR_VARIABLE no_backends GET "${mutants}" mutants ${i} backends)
+        if(NOT no_backends AND NOT m_backends MATCHES "\"${CONVLAB_BACKEND}\"")
+          continue()
+        endif()
         if(CONVLAB_SANITIZE STREQUAL "address")
           # Without guard zones, AddressSanitizer may be the one to catch it.
           string(JSON m_expect_asan ERROR_VARIABLE no_asan GET "${mutants}" mutants ${i} expect_asan)
@@ -220,12 +228,9 @@ function(convlab_add_lab)
   # --- benchmark -------------------------------------------------------------
   if(ARG_BENCHMARK AND CONVLAB_BENCHMARKS AND CONVLAB_BACKEND STREQUAL "cuda")
     add_executable(${lab}_bench "${ARG_BENCHMARK}")
-    target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::grader convlab::options)
+    target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::bench convlab::options)
     target_compile_definitions(${lab}_bench PRIVATE CONVLAB_LAB_ID="${lab}" CONVLAB_SPEC_PATH="${spec_file}"
                                                     CONVLAB_IMPL_NAME="${CONVLAB_IMPL}")
-    if(TARGET convlab::cudnn)
-      target_link_libraries(${lab}_bench PRIVATE convlab::cudnn)
-    endif()
     # A short run of the benchmark is a test too: it must run and check its own results.
     add_test(NAME ${lab}.bench.quick COMMAND ${lab}_bench --quick)
     set_tests_properties(${lab}.bench.quick PROPERTIES

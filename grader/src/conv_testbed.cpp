@@ -1,6 +1,7 @@
 // Shared graders for single-channel 1D/2D convolution. See convlab/conv_testbed.hpp.
 #include "convlab/conv_testbed.hpp"
 
+#include "convlab/baselines.hpp"
 #include "convlab/check.hpp"
 #include "convlab/compare.hpp"
 #include "convlab/device_buffer.hpp"
@@ -11,11 +12,15 @@
 #include "convlab/testbed.hpp"
 
 #include <gtest/gtest.h>
+#ifdef CONVLAB_BACKEND_CPU
+#include <convlab_cpu/launch.hpp>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -142,10 +147,28 @@ std::string diagnose(const Comparison& c, const Problem& p, const std::vector<fl
   if (c.unwritten > 0)
     hints += "hint: some outputs were never written — does the grid cover every output (round the block count "
              "up), and does every thread that owns an output reach its store?\n";
+#ifdef CONVLAB_BACKEND_CPU
+  // The CPU backend fills shared memory with a NaN of its own, and float
+  // arithmetic on the CPU keeps a NaN's bits: such outputs summed an element of
+  // shared memory that no thread had written.
+  std::size_t from_shared = 0;
+  for (float v : got) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    from_shared += bits == convlab_cpu::kSharedPoisonBits;
+  }
+  if (from_shared > 0)
+    hints += "hint: " + std::to_string(from_shared) +
+             " outputs summed shared memory that no thread had written (the CPU backend fills it with a NaN of its "
+             "own) — a tile element that is never loaded (a halo strip, a halo corner), or one read before the "
+             "__syncthreads() that ends the loading phase.\n";
+#endif
   bool only_borders = true;
   for (const auto& [region, n] : c.wrong_by_region) {
     (void)n;
-    if (region.find("border") == std::string::npos && region.find("corner") == std::string::npos) only_borders = false;
+    const bool image_edge = region.rfind("tile", 0) != 0 &&  // not "tile corner (halo corner)"
+                            (region.find("border") != std::string::npos || region.find("corner") != std::string::npos);
+    if (!image_edge) only_borders = false;
   }
   if (only_borders && !c.wrong_by_region.empty())
     hints += "hint: only outputs within r of the edges are wrong — check the ghost cells: inputs outside the " +
@@ -288,6 +311,43 @@ void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const 
     };
   };
   speed_check(p, call(kernel), call(baseline), "conv2d " + c.name() + " vs the " + baseline_name, grader);
+}
+
+namespace {
+template <class Case>
+ConvCheckOptions options_for(const TileOf& tile, const Case& c) {
+  return tile ? tile(c.radius) : ConvCheckOptions{};
+}
+}  // namespace
+
+void add_conv1d_correctness(Registry& reg, const std::string& variant, const Conv1dFn& kernel,
+                            const std::vector<Conv1dCase>& cases, const TileOf& tile) {
+  for (const auto& c : cases)
+    reg.gpu("correctness", variant, c.name(), [kernel, c, o = options_for(tile, c)] { check_conv1d(kernel, c, o); });
+}
+
+void add_conv2d_correctness(Registry& reg, const std::string& variant, const Conv2dFn& kernel,
+                            const std::vector<Conv2dCase>& cases, const TileOf& tile) {
+  for (const auto& c : cases)
+    reg.gpu("correctness", variant, c.name(), [kernel, c, o = options_for(tile, c)] { check_conv2d(kernel, c, o); });
+}
+
+void add_conv1d_speedup(Registry& reg, const std::string& variant, const Conv1dFn& kernel,
+                        const std::vector<Conv1dCase>& cases) {
+  const GraderSpec& grader = reg.spec().grader("speedup." + variant);  // lives as long as the registry
+  for (const auto& c : cases)
+    reg.gpu("speedup", variant, c.name(), [kernel, c, &grader] {
+      check_conv1d_speed(kernel, baseline::conv1d_naive, "naive baseline", c, grader);
+    });
+}
+
+void add_conv2d_speedup(Registry& reg, const std::string& variant, const Conv2dFn& kernel,
+                        const std::vector<Conv2dCase>& cases) {
+  const GraderSpec& grader = reg.spec().grader("speedup." + variant);
+  for (const auto& c : cases)
+    reg.gpu("speedup", variant, c.name(), [kernel, c, &grader] {
+      check_conv2d_speed(kernel, baseline::conv2d_naive, "naive baseline", c, grader);
+    });
 }
 
 }  // namespace convlab

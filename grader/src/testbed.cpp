@@ -15,6 +15,7 @@
 #include <cstring>
 #include <iostream>
 #include <set>
+#include <stdexcept>
 
 namespace convlab {
 namespace {
@@ -86,6 +87,18 @@ void check_spec_matches_tests(const Registry& reg) {
 }  // namespace
 
 std::uint64_t current_seed() { return g_current_seed; }
+
+void expect_refused(const std::function<void()>& call, const std::string& message_part) {
+  try {
+    call();
+    ADD_FAILURE() << "expected std::invalid_argument containing '" << message_part << "', but nothing was thrown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(message_part), std::string::npos)
+        << "the message '" << e.what() << "' does not contain '" << message_part << "'";
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected std::invalid_argument containing '" << message_part << "', got: " << e.what();
+  }
+}
 
 Registry::Registry(std::string lab, LabSpec spec) : lab_(std::move(lab)), spec_(std::move(spec)) {}
 

@@ -1,139 +1,38 @@
 // Lab 01 benchmark: the lab's kernels (student's or reference, as built) next to
 // the grader-owned naive baseline and cuDNN, against the copy bandwidth and FP32
-// peak measured in the same run.
+// peak measured in the same run (the driver: grader/src/conv_bench.cpp).
 //   lab01_bench [--quick] [--markdown FILE] [--json FILE]
 // Exit 77 (skipped) without a GPU; exit 1 if a kernel's output is wrong.
 #include "lab01.hpp"
 
-#include <convlab/baselines.hpp>
-#include <convlab/bench.hpp>
-#include <convlab/check.hpp>
-#include <convlab/compare.hpp>
-#include <convlab/device_buffer.hpp>
-#include <convlab/golden.hpp>
-#include <convlab/gpu.hpp>
-#include <convlab/random.hpp>
-#ifdef CONVLAB_HAVE_CUDNN
-#include <convlab/cudnn_conv.hpp>
-#endif
+#include <convlab/conv_bench.hpp>
 
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <iostream>
 #include <string>
 
 namespace {
 
 using namespace convlab;
 
-// Checks `d_out` against the golden model; exits on a wrong result (a benchmark of a wrong kernel is meaningless).
-void verify(const DeviceBuffer<float>& d_out, const Golden& g, const Grid& grid, const std::string& what) {
-  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const Comparison c = compare(d_out.download(), g, grid);
-  if (!c.ok()) {
-    std::cerr << "lab01_bench: " << what << " is wrong:\n" << c.report();
-    std::exit(1);
-  }
-}
+const std::string kImpl = std::string(" (") + CONVLAB_IMPL_NAME + ")";
 
-void bench_1d(BenchReport& report, int n, int r, int pairs) {
-  const auto h_in = random_floats(n, 1), h_f = random_floats(2 * r + 1, 2);
-  DeviceBuffer<float> d_in(h_in), d_f(h_f), d_out(n), d_base(n);
-  const Conv1dArgs base{d_in.get(), d_f.get(), h_f.data(), d_base.get(), n, r, nullptr};
-  const SpeedRound round = measure_round(
-      [&](cudaStream_t s) { Conv1dArgs a = base; a.stream = s; baseline::conv1d_naive(a); },
-      [&](cudaStream_t s) { lab01::conv1d_naive(d_in.get(), d_f.get(), d_out.get(), {n, r}, s); }, pairs);
-  const Golden g = conv1d_golden(h_in, h_f, r);
-  verify(d_out, g, Grid{n, 1, r}, "conv1d_naive");
-  verify(d_base, g, Grid{n, 1, r}, "the baseline");
-  BenchRow row;
-  row.kernel = std::string("conv1d_naive (") + CONVLAB_IMPL_NAME + ")";
-  row.size = std::to_string(n);
-  row.radius = r;
-  row.ms = round.candidate_ms;
-  row.ideal_bytes = 2.0 * n * sizeof(float) + (2 * r + 1) * sizeof(float);
-  row.flops = 2.0 * n * (2 * r + 1);
-  row.baseline_ms = round.baseline_ms.median;
-  report.add(row);
-}
-
-void bench_2d(BenchReport& report, int w, int h, int r, int pairs) {
-  const int fw = 2 * r + 1;
-  const std::size_t count = std::size_t(w) * h;
-  const auto h_in = random_floats(count, 3), h_f = random_floats(std::size_t(fw) * fw, 4);
-  DeviceBuffer<float> d_in(h_in), d_f(h_f), d_out(count), d_base(count);
-  const Conv2dArgs base{d_in.get(), d_f.get(), h_f.data(), d_base.get(), w, h, r, nullptr};
-  const auto student = [&](cudaStream_t s) {
-    lab01::conv2d_naive(d_in.get(), d_f.get(), d_out.get(), {w, h, r}, s);
-  };
-  const SpeedRound round = measure_round(
-      [&](cudaStream_t s) { Conv2dArgs a = base; a.stream = s; baseline::conv2d_naive(a); }, student, pairs);
-  const Golden g = conv2d_golden(h_in, w, h, h_f, r);
-  verify(d_out, g, Grid{w, h, r}, "conv2d_naive");
-  verify(d_base, g, Grid{w, h, r}, "the baseline");
-  BenchRow row;
-  row.kernel = std::string("conv2d_naive (") + CONVLAB_IMPL_NAME + ")";
-  row.size = std::to_string(w) + "x" + std::to_string(h);
-  row.radius = r;
-  row.ms = round.candidate_ms;
-  row.ideal_bytes = 2.0 * count * sizeof(float) + double(fw) * fw * sizeof(float);
-  row.flops = 2.0 * count * fw * fw;
-  row.baseline_ms = round.baseline_ms.median;
-#ifdef CONVLAB_HAVE_CUDNN
-  // cuDNN's best FMA-math algorithm on the same problem: N1 C1 HxW, K1 (2r+1)^2, pad r.
-  CudnnConvShape shape;
-  shape.h = h; shape.w = w; shape.r = fw; shape.s = fw; shape.pad_h = r; shape.pad_w = r;
-  CudnnConv cudnn(shape, CudnnMath::fma);
-  DeviceBuffer<float> d_cudnn(count);
-  cudnn.choose_algorithm(d_in.get(), d_f.get(), d_cudnn.get());
-  const SpeedRound vs = measure_round([&](cudaStream_t s) { cudnn.run(d_in.get(), d_f.get(), d_cudnn.get(), s); },
-                                      student, pairs);
-  verify(d_cudnn, g, Grid{w, h, r}, "cuDNN's result");
-  row.cudnn_ms = vs.baseline_ms.median;
-  row.note = cudnn.algorithm_name();
-#endif
-  report.add(row);
+void conv1d(const Conv1dArgs& a) { lab01::conv1d_naive(a.d_in, a.d_filter, a.d_out, {a.n, a.radius}, a.stream); }
+void conv2d(const Conv2dArgs& a) {
+  lab01::conv2d_naive(a.d_in, a.d_filter, a.d_out, {a.width, a.height, a.radius}, a.stream);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string markdown_path, json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--markdown" && i + 1 < argc) markdown_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else {
-      std::cerr << "usage: lab01_bench [--quick] [--markdown FILE] [--json FILE]\n";
-      return 2;
-    }
-  }
-  std::string reason;
-  if (!gpu_available(&reason)) {
-    std::cout << "lab01_bench: skipped: " << reason << "\n";
-    return 77;
-  }
-  try {
-    const DeviceInfo dev = device_info();
-    const double copy = measure_copy_bandwidth_gbs(), peak = measure_fp32_peak_gflops();
-    BenchReport report("Lab 01 — naive convolution", dev.summary(), copy, peak);
+  return bench_main(argc, argv, "lab01_bench", "Lab 01 — naive convolution", [](BenchReport& report, bool quick) {
     const int pairs = quick ? 3 : 20;
+    const std::vector<BenchConv1d> k1{{"conv1d_naive" + kImpl, conv1d}};
+    const std::vector<BenchConv2d> k2{{"conv2d_naive" + kImpl, conv2d}};
     if (quick) {
-      for (int r : {1, 8}) bench_1d(report, (1 << 22) + 1, r, pairs);
-      for (int r : {1, 3}) bench_2d(report, 1031, 1029, r, pairs);
+      for (int r : {1, 8}) bench_conv1d(report, k1, (1 << 22) + 1, r, pairs);
+      for (int r : {1, 3}) bench_conv2d(report, k2, 1031, 1029, r, pairs);
     } else {
-      for (int r : {1, 2, 4, 8}) bench_1d(report, 1 << 28, r, pairs);
-      for (int r : {1, 2, 3, 4, 7}) bench_2d(report, 8192, 8192, r, pairs);
+      for (int r : {1, 2, 4, 8}) bench_conv1d(report, k1, 1 << 28, r, pairs);
+      for (int r : {1, 2, 3, 4, 7}) bench_conv2d(report, k2, 8192, 8192, r, pairs);
     }
-    std::cout << report.markdown();
-    if (!markdown_path.empty()) std::ofstream(markdown_path) << report.markdown();
-    if (!json_path.empty()) std::ofstream(json_path) << report.json() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "lab01_bench: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -3,7 +3,6 @@
 // in grading.json.
 #include "lab01.hpp"
 
-#include <convlab/baselines.hpp>
 #include <convlab/conv_testbed.hpp>
 #include <convlab/testbed.hpp>
 
@@ -23,38 +22,27 @@ void student_conv2d(const Conv2dArgs& a) {
 // Shapes chosen to break the usual mistakes: one element, fewer elements than a
 // block, radius 0, radius larger than the input, sizes one off a power of two,
 // and one input larger than a 50 MB L2 cache.
-const Conv1dCase kConv1dCases[] = {
+const std::vector<Conv1dCase> kConv1dCases = {
     {1, 0},    {1, 3},     {7, 2},       {31, 1},       {100, 0},      {255, 4},
     {256, 4},  {257, 4},   {40, 60},     {4097, 7},     {65537, 16},   {1000003, 3},
     {(1 << 24) + 5, 2},  // 64 MB in, 64 MB out: larger than the L2 cache
 };
 
-const Conv2dCase kConv2dCases[] = {
+const std::vector<Conv2dCase> kConv2dCases = {
     {1, 1, 0},     {1, 1, 2},     {1, 37, 1},    {37, 1, 1},    {5, 3, 4},   {15, 15, 1},
     {16, 16, 2},   {17, 17, 2},   {33, 31, 0},   {100, 75, 3},  {127, 129, 5}, {255, 257, 7},
     {1023, 517, 3}, {4099, 4001, 1},  // 64 MB: larger than the L2 cache
 };
 
 // Speed: inputs several times the L2 cache; a small and a large radius.
-const Conv1dCase kSpeed1d[] = {{(1 << 26) + 3, 1}, {(1 << 26) + 3, 8}};
-const Conv2dCase kSpeed2d[] = {{8191, 8193, 1}, {8191, 8193, 4}};
+const std::vector<Conv1dCase> kSpeed1d = {{(1 << 26) + 3, 1}, {(1 << 26) + 3, 8}};
+const std::vector<Conv2dCase> kSpeed2d = {{8191, 8193, 1}, {8191, 8193, 4}};
 
 void register_lab01(Registry& reg) {
-  for (const auto& c : kConv1dCases)
-    reg.gpu("correctness", "conv1d", c.name(), [c] { check_conv1d(student_conv1d, c); });
-  for (const auto& c : kConv2dCases)
-    reg.gpu("correctness", "conv2d", c.name(), [c] { check_conv2d(student_conv2d, c); });
-
-  const GraderSpec& speed1d = reg.spec().grader("speedup.conv1d");
-  const GraderSpec& speed2d = reg.spec().grader("speedup.conv2d");
-  for (const auto& c : kSpeed1d)
-    reg.gpu("speedup", "conv1d", c.name(), [c, &speed1d] {
-      check_conv1d_speed(student_conv1d, baseline::conv1d_naive, "naive baseline", c, speed1d);
-    });
-  for (const auto& c : kSpeed2d)
-    reg.gpu("speedup", "conv2d", c.name(), [c, &speed2d] {
-      check_conv2d_speed(student_conv2d, baseline::conv2d_naive, "naive baseline", c, speed2d);
-    });
+  add_conv1d_correctness(reg, "conv1d", student_conv1d, kConv1dCases);
+  add_conv2d_correctness(reg, "conv2d", student_conv2d, kConv2dCases);
+  add_conv1d_speedup(reg, "conv1d", student_conv1d, kSpeed1d);
+  add_conv2d_speedup(reg, "conv2d", student_conv2d, kSpeed2d);
 
   // The contract refuses bad problems before touching the GPU.
   reg.cpu("cpu", "contract", "rejects_bad_problems", [] {

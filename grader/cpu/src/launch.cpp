@@ -185,7 +185,7 @@ public:
     const std::size_t n = std::size_t(bd.x) * bd.y * bd.z;
     ++block_serial;
     tv.block_idx = block_idx;
-    if (!dynamic_shared.empty()) std::fill(dynamic_shared.begin(), dynamic_shared.end(), 0xFF);
+    if (!dynamic_shared.empty()) detail::fill_shared_poison(dynamic_shared.data(), dynamic_shared.size());
     slots_.resize(n);
     for (std::size_t t = 0; t < n; ++t) {
       slots_[t].idx = uint3{unsigned(t % bd.x), unsigned(t / bd.x % bd.y), unsigned(t / (std::size_t(bd.x) * bd.y))};
@@ -498,7 +498,15 @@ void poison_shared_once(void* address, std::size_t bytes) {
   auto& serial = r->poisoned[address];
   if (serial == r->block_serial) return;  // another thread of this block got here first
   serial = r->block_serial;
-  std::memset(address, 0xFF, bytes);  // NaN for floats: reading before writing shows
+  fill_shared_poison(address, bytes);  // NaN for floats: reading before writing shows
+}
+
+void fill_shared_poison(void* address, std::size_t bytes) {
+  constexpr std::size_t word = sizeof kSharedPoisonBits;
+  auto* p = static_cast<unsigned char*>(address);
+  const std::size_t words = bytes / word;
+  for (std::size_t w = 0; w < words; ++w) std::memcpy(p + w * word, &kSharedPoisonBits, word);
+  std::memset(p + words * word, 0xFF, bytes - words * word);
 }
 
 void run_grid(const char* name, const char* file, int line, const void* kernel, const LaunchConfig& config,

@@ -2,7 +2,8 @@
 /// @brief Shared graders for single-channel 1D and 2D convolution (labs 01–04).
 ///
 /// A lab's test file wraps its contract in a Conv1dFn / Conv2dFn and hands it
-/// here with a case. The testbed draws random data from the test's seed, puts
+/// here with its cases (add_conv1d_correctness() and friends register one test
+/// per case). The testbed draws random data from the test's seed, puts
 /// NaN guard zones around the input (an out-of-bounds read turns the output into
 /// NaN) and the output (a stray write is reported), poisons the output with NaN,
 /// runs the kernel, checks the launch, and compares with the golden model.
@@ -14,8 +15,11 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace convlab {
+
+class Registry;
 
 /// A 1D problem: n inputs, radius r (2r+1 taps).
 struct Conv1dCase {
@@ -84,5 +88,28 @@ void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const 
 /// Speed grader for 2D.
 void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
                         const Conv2dCase& c, const GraderSpec& grader);
+
+/// The output tile of a lab whose contract fixes one, for a radius (for naming
+/// tile edges and halo corners in failure reports).
+using TileOf = std::function<ConvCheckOptions(int radius)>;
+
+/// Registers one correctness test per case, `<lab>.correctness.<variant>.<case>`,
+/// each running check_conv1d() on `kernel`; `tile` (optional) gives the tile.
+void add_conv1d_correctness(Registry& reg, const std::string& variant, const Conv1dFn& kernel,
+                            const std::vector<Conv1dCase>& cases, const TileOf& tile = {});
+
+/// The same for 2D.
+void add_conv2d_correctness(Registry& reg, const std::string& variant, const Conv2dFn& kernel,
+                            const std::vector<Conv2dCase>& cases, const TileOf& tile = {});
+
+/// Registers one speed test per case, `<lab>.speedup.<variant>.<case>`: `kernel`
+/// timed against the grader-owned naive baseline (baseline::conv1d_naive) with
+/// the threshold of the lab's grader `speedup.<variant>`.
+void add_conv1d_speedup(Registry& reg, const std::string& variant, const Conv1dFn& kernel,
+                        const std::vector<Conv1dCase>& cases);
+
+/// The same for 2D (against baseline::conv2d_naive).
+void add_conv2d_speedup(Registry& reg, const std::string& variant, const Conv2dFn& kernel,
+                        const std::vector<Conv2dCase>& cases);
 
 }  // namespace convlab

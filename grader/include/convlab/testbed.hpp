@@ -53,6 +53,10 @@ private:
 /// The seed of the running test (printed with every failure).
 std::uint64_t current_seed();
 
+/// Expects `call` to throw std::invalid_argument with `message_part` in its
+/// message (a contract refusing a bad problem); records a failure otherwise.
+void expect_refused(const std::function<void()>& call, const std::string& message_part);
+
 /// The main of a lab's grader executable: loads the spec, registers the tests,
 /// records every outcome as JSON, runs GoogleTest.
 int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path,
