@@ -51,7 +51,7 @@ subs=("$work"/subs/*)
 jobs=$(($(nproc) / 2)); [ $jobs -gt 8 ] && jobs=8
 
 t=$SECONDS
-"$convlab" grade "${subs[@]}" --out "$work/out" --jobs $jobs --test-timeout 30 \
+"$convlab" grade "${subs[@]}" --labs lab01 --out "$work/out" --jobs $jobs --test-timeout 30 \
   --expect "$fixtures/expected-gpu.json" 2>&1 | tee "$OUT/grade-console.log"
 rc=${PIPESTATUS[0]}
 wall=$((SECONDS - t))
@@ -64,7 +64,7 @@ tar -czf "$OUT/grade-out.tgz" -C "$work" --exclude=out/work out
 if [ "${SANITIZE:-1}" = 1 ]; then
   echo '{ "correct": { "lab01": 100 } }' >"$work/expect-sanitize.json"
   t=$SECONDS
-  "$convlab" grade "$work/subs/correct" --out "$work/out-sanitize" --work-dir "$work/out/work" --jobs 1 \
+  "$convlab" grade "$work/subs/correct" --labs lab01 --out "$work/out-sanitize" --work-dir "$work/out/work" --jobs 1 \
     --sanitize memcheck --sanitize-exclude '*n16777221*:*w4099*' --expect "$work/expect-sanitize.json" \
     2>&1 | tee "$OUT/sanitize-console.log"
   note "grade under compute-sanitizer memcheck: rc=${PIPESTATUS[0]}, $((SECONDS - t)) s"

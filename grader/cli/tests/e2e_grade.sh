@@ -4,6 +4,7 @@
 # made here (one that #includes the instructor's solution, a corrupt tarball).
 # Without a GPU the GPU graders are "not run"; everything else is checked:
 # overlay, build, time limits, tamper and symbol checks, scoring, every output.
+# The fixtures are lab 01 submissions, so they are graded with --labs lab01.
 #   e2e_grade.sh CONVLAB_EXE SOURCE_DIR WORK_DIR
 set -uo pipefail
 convlab=$1 root=$2 work=$3
@@ -42,7 +43,7 @@ check "check: an unknown lab is refused (exit 2)" test $? -eq 2
 
 subs=("$work"/subs/*)
 start=$SECONDS
-"$convlab" --root "$root" grade "${subs[@]}" --out "$work/out" --cuda-arch 90 --jobs 1 --test-timeout 60 \
+"$convlab" --root "$root" grade "${subs[@]}" --labs lab01 --out "$work/out" --cuda-arch 90 --jobs 1 --test-timeout 60 \
   --expect "$fixtures/expected-cpu.json" >"$work/grade1.log" 2>&1
 rc=$?
 cat "$work/grade1.log"
@@ -74,7 +75,7 @@ check "no process of the sandbox user is left" test "$(ps -u nobody -o pid= 2>/d
 
 # An interrupted or repeated run resumes: nothing is graded twice.
 start=$SECONDS
-"$convlab" --root "$root" grade "${subs[@]}" --out "$work/out" --cuda-arch 90 --jobs 1 --test-timeout 60 \
+"$convlab" --root "$root" grade "${subs[@]}" --labs lab01 --out "$work/out" --cuda-arch 90 --jobs 1 --test-timeout 60 \
   --expect "$fixtures/expected-cpu.json" >"$work/grade2.log" 2>&1
 rc=$?
 check "the second run agrees (exit $rc)" test $rc -eq 0
@@ -82,7 +83,7 @@ check "the second run resumed every submission" test "$(grep -c '^resumed: ' "$w
 echo "resumed run: $((SECONDS - start)) s"
 
 # Writes outside its folder, when the graders run as the invoking user: detected.
-"$convlab" --root "$root" grade "$work/subs/writes_outside" --out "$work/out-nosandbox" --work-dir "$o/work" \
+"$convlab" --root "$root" grade "$work/subs/writes_outside" --labs lab01 --out "$work/out-nosandbox" --work-dir "$o/work" \
   --cuda-arch 90 --jobs 1 --sandbox-user none >"$work/grade3.log" 2>&1
 check "a write to the grading tree is detected" \
   grep -q "changed while its graders ran" "$work/out-nosandbox/feedback/writes_outside.md"
