@@ -6,8 +6,7 @@
 #include "lab01.hpp"
 
 #include <convlab/baselines.hpp>
-#include <convlab/bench.hpp>
-#include <convlab/check.hpp>
+#include <convlab/bench_run.hpp>
 #include <convlab/compare.hpp>
 #include <convlab/device_buffer.hpp>
 #include <convlab/golden.hpp>
@@ -17,25 +16,11 @@
 #include <convlab/cudnn_conv.hpp>
 #endif
 
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <iostream>
 #include <string>
 
 namespace {
 
 using namespace convlab;
-
-// Checks `d_out` against the golden model; exits on a wrong result (a benchmark of a wrong kernel is meaningless).
-void verify(const DeviceBuffer<float>& d_out, const Golden& g, const Grid& grid, const std::string& what) {
-  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const Comparison c = compare(d_out.download(), g, grid);
-  if (!c.ok()) {
-    std::cerr << "lab01_bench: " << what << " is wrong:\n" << c.report();
-    std::exit(1);
-  }
-}
 
 void bench_1d(BenchReport& report, int n, int r, int pairs) {
   const auto h_in = random_floats(n, 1), h_f = random_floats(2 * r + 1, 2);
@@ -45,8 +30,8 @@ void bench_1d(BenchReport& report, int n, int r, int pairs) {
       [&](cudaStream_t s) { Conv1dArgs a = base; a.stream = s; baseline::conv1d_naive(a); },
       [&](cudaStream_t s) { lab01::conv1d_naive(d_in.get(), d_f.get(), d_out.get(), {n, r}, s); }, pairs);
   const Golden g = conv1d_golden(h_in, h_f, r);
-  verify(d_out, g, Grid{n, 1, r}, "conv1d_naive");
-  verify(d_base, g, Grid{n, 1, r}, "the baseline");
+  verify_output(d_out, g, Grid{n, 1, r}, "conv1d_naive");
+  verify_output(d_base, g, Grid{n, 1, r}, "the baseline");
   BenchRow row;
   row.kernel = std::string("conv1d_naive (") + CONVLAB_IMPL_NAME + ")";
   row.size = std::to_string(n);
@@ -70,8 +55,8 @@ void bench_2d(BenchReport& report, int w, int h, int r, int pairs) {
   const SpeedRound round = measure_round(
       [&](cudaStream_t s) { Conv2dArgs a = base; a.stream = s; baseline::conv2d_naive(a); }, student, pairs);
   const Golden g = conv2d_golden(h_in, w, h, h_f, r);
-  verify(d_out, g, Grid{w, h, r}, "conv2d_naive");
-  verify(d_base, g, Grid{w, h, r}, "the baseline");
+  verify_output(d_out, g, Grid{w, h, r}, "conv2d_naive");
+  verify_output(d_base, g, Grid{w, h, r}, "the baseline");
   BenchRow row;
   row.kernel = std::string("conv2d_naive (") + CONVLAB_IMPL_NAME + ")";
   row.size = std::to_string(w) + "x" + std::to_string(h);
@@ -89,7 +74,7 @@ void bench_2d(BenchReport& report, int w, int h, int r, int pairs) {
   cudnn.choose_algorithm(d_in.get(), d_f.get(), d_cudnn.get());
   const SpeedRound vs = measure_round([&](cudaStream_t s) { cudnn.run(d_in.get(), d_f.get(), d_cudnn.get(), s); },
                                       student, pairs);
-  verify(d_cudnn, g, Grid{w, h, r}, "cuDNN's result");
+  verify_output(d_cudnn, g, Grid{w, h, r}, "cuDNN's result");
   row.cudnn_ms = vs.baseline_ms.median;
   row.note = cudnn.algorithm_name();
 #endif
@@ -99,41 +84,15 @@ void bench_2d(BenchReport& report, int w, int h, int r, int pairs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string markdown_path, json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--markdown" && i + 1 < argc) markdown_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else {
-      std::cerr << "usage: lab01_bench [--quick] [--markdown FILE] [--json FILE]\n";
-      return 2;
-    }
-  }
-  std::string reason;
-  if (!gpu_available(&reason)) {
-    std::cout << "lab01_bench: skipped: " << reason << "\n";
-    return 77;
-  }
-  try {
-    const DeviceInfo dev = device_info();
-    const double copy = measure_copy_bandwidth_gbs(), peak = measure_fp32_peak_gflops();
-    BenchReport report("Lab 01 — naive convolution", dev.summary(), copy, peak);
-    const int pairs = quick ? 3 : 20;
-    if (quick) {
-      for (int r : {1, 8}) bench_1d(report, (1 << 22) + 1, r, pairs);
-      for (int r : {1, 3}) bench_2d(report, 1031, 1029, r, pairs);
-    } else {
-      for (int r : {1, 2, 4, 8}) bench_1d(report, 1 << 28, r, pairs);
-      for (int r : {1, 2, 3, 4, 7}) bench_2d(report, 8192, 8192, r, pairs);
-    }
-    std::cout << report.markdown();
-    if (!markdown_path.empty()) std::ofstream(markdown_path) << report.markdown();
-    if (!json_path.empty()) std::ofstream(json_path) << report.json() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << "lab01_bench: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return run_benchmark(argc, argv, "lab01_bench", "Lab 01 — naive convolution",
+                       [](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
+                         const int pairs = options.quick ? 3 : 20;
+                         if (options.quick) {
+                           for (int r : {1, 8}) bench_1d(report, (1 << 22) + 1, r, pairs);
+                           for (int r : {1, 3}) bench_2d(report, 1031, 1029, r, pairs);
+                         } else {
+                           for (int r : {1, 2, 4, 8}) bench_1d(report, 1 << 28, r, pairs);
+                           for (int r : {1, 2, 3, 4, 7}) bench_2d(report, 8192, 8192, r, pairs);
+                         }
+                       });
 }
