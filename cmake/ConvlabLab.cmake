@@ -17,9 +17,11 @@
 #                          (reference/NN-slug/mutants/mutants.json, applied as a
 #                          find/replace on the reference at configure time); the test
 #                          selftest.mutant.<lab>.<name> passes only if a grader
-#                          fails with the expected message. A mutant may name the
-#                          backends that catch it for certain ("backends": ["cpu"]);
-#                          speed mutants are left out on the CPU backend.
+#                          fails with the expected message ('expect'; on the CPU
+#                          backend 'expect_cpu' if given, with AddressSanitizer
+#                          'expect_asan' if given). A mutant may name the backends
+#                          that catch it for certain ("backends": ["cpu"]); speed
+#                          mutants are left out on the CPU backend.
 # convlab_cuda_sources(<target> <files.cu>...)
 #
 # Adds CUDA sources to a target for the configured backend: compiled by nvcc
@@ -181,13 +183,22 @@ function(convlab_add_lab)
         if(NOT no_backends AND NOT m_backends MATCHES "\"${CONVLAB_BACKEND}\"")
           continue()
         endif()
-        if(CONVLAB_SANITIZE STREQUAL "address")
-          # Without guard zones, AddressSanitizer may be the one to catch it.
-          string(JSON m_expect_asan ERROR_VARIABLE no_asan GET "${mutants}" mutants ${i} expect_asan)
-          if(NOT no_asan)
-            set(m_expect "${m_expect_asan}")
-          endif()
+        # The CPU backend can say more about some bugs (a missing barrier reads its NaN
+        # for unwritten shared memory): 'expect_cpu'. Without guard zones, AddressSanitizer
+        # may be the one to catch it: 'expect_asan'. The later key wins where both apply.
+        set(m_more_keys "")
+        if(CONVLAB_BACKEND STREQUAL "cpu")
+          list(APPEND m_more_keys expect_cpu)
         endif()
+        if(CONVLAB_SANITIZE STREQUAL "address")
+          list(APPEND m_more_keys expect_asan)
+        endif()
+        foreach(key IN LISTS m_more_keys)
+          string(JSON m_more ERROR_VARIABLE m_missing GET "${mutants}" mutants ${i} ${key})
+          if(NOT m_missing)
+            set(m_expect "${m_more}")
+          endif()
+        endforeach()
         # Plant the bug: the reference with exactly one edit.
         file(READ "${reference_dir}/${m_file}" source)
         string(FIND "${source}" "${m_find}" at)

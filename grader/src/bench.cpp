@@ -21,9 +21,12 @@ std::string BenchReport::markdown() const {
                 "every run; ratios come from interleaved runs.\n\n",
                 copy_gbs_, peak_gflops_ / 1e3);
   os << buf;
+  bool targets = false;  // the target columns appear only when some row has a target
+  for (const auto& r : rows_) targets |= !r.target.empty();
   os << "| kernel | size | r | time (ms) | p10-p90 (ms) | effective GB/s | % of copy BW | GFLOP/s | % of FP32 peak "
-        "| vs baseline | vs cuDNN |\n";
-  os << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "| vs baseline | vs cuDNN |"
+     << (targets ? " target | met? |" : "") << "\n";
+  os << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" << (targets ? "---|---|" : "") << "\n";
   for (const auto& r : rows_) {
     const double s = r.ms.median * 1e-3;
     const double gbs = r.ideal_bytes / s / 1e9, gflops = r.flops / s / 1e9;
@@ -45,7 +48,19 @@ std::string BenchReport::markdown() const {
     } else {
       os << "-";
     }
-    os << " |\n";
+    os << " |";
+    if (targets)
+      os << " " << (r.target.empty() ? "-" : r.target) << " | "
+         << (r.target.empty() ? "-" : !r.target_met ? "?" : *r.target_met ? "yes" : "**no**") << " |";
+    os << "\n";
+  }
+  if (targets) {
+    int met = 0, missed = 0, unknown = 0;
+    for (const auto& r : rows_)
+      if (!r.target.empty()) (!r.target_met ? unknown : *r.target_met ? met : missed) += 1;
+    os << "\nTargets met: " << met << " of " << met + missed + unknown;
+    if (unknown) os << " (" << unknown << " not decidable here)";
+    os << ".\n";
   }
   return os.str();
 }
@@ -66,6 +81,8 @@ std::string BenchReport::json() const {
                        {"note", r.note}};
     row["baseline_ms"] = r.baseline_ms ? nlohmann::json(*r.baseline_ms) : nlohmann::json(nullptr);
     row["cudnn_ms"] = r.cudnn_ms ? nlohmann::json(*r.cudnn_ms) : nlohmann::json(nullptr);
+    row["target"] = r.target;
+    row["target_met"] = r.target_met ? nlohmann::json(*r.target_met) : nlohmann::json(nullptr);
     j["rows"].push_back(row);
   }
   return j.dump(2);

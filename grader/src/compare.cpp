@@ -76,14 +76,17 @@ Comparison compare(const std::vector<float>& got, const Golden& golden, const Gr
     if (ratio <= 1.0) continue;
     const std::uint32_t bits = [&] { std::uint32_t b; std::memcpy(&b, &v, 4); return b; }();
     const bool unwritten = bits == 0xFFFFFFFFu;  // the poison pattern
+    const bool from_shared = bits == kUnwrittenSharedBits;
     ++c.wrong;
     c.unwritten += unwritten;
+    c.from_unwritten_shared += from_shared;
     c.wrong_mask[i] = 1;
     const int x = static_cast<int>(i % std::size_t(grid.width));
     const int y = static_cast<int>(i / std::size_t(grid.width));
     const std::string region = region_of(x, y, grid);
     ++c.wrong_by_region[region];
-    if (c.first.size() < max_listed) c.first.push_back({i, x, y, v, golden.value[i], tol, region, unwritten});
+    if (c.first.size() < max_listed)
+      c.first.push_back({i, x, y, v, golden.value[i], tol, region, unwritten, from_shared});
   }
   return c;
 }
@@ -133,6 +136,10 @@ std::string Comparison::report() const {
     os << buf;
     if (m.unwritten)
       std::snprintf(buf, sizeof buf, "never written (NaN poison), expected %.7g\n", m.expected);
+    else if (m.from_unwritten_shared)
+      std::snprintf(buf, sizeof buf,
+                    "got NaN, expected %.7g: computed from shared memory that no thread had written yet\n",
+                    m.expected);
     else if (std::isnan(m.got))
       std::snprintf(buf, sizeof buf,
                     "got NaN, expected %.7g: the kernel read outside the input, or memory it never wrote (both hold NaN)\n",

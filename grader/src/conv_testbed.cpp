@@ -27,6 +27,29 @@
 
 namespace convlab {
 
+#ifdef CONVLAB_BACKEND_CPU
+static_assert(kUnwrittenSharedBits == convlab_cpu::kUnwrittenSharedBits,
+              "the comparator must recognise the CPU backend's NaN for unwritten shared memory");
+#endif
+
+std::vector<float> separable_factor(std::size_t count, std::uint64_t seed) {
+  std::vector<float> v = random_floats(count, seed);
+  for (float& x : v) {
+    int e = 0;
+    const double m = std::frexp(double(x), &e);              // |m| in [0.5, 1)
+    x = float(std::ldexp(std::nearbyint(m * 4096.0), e - 12));  // 12 significant bits, never 0
+  }
+  return v;
+}
+
+std::vector<float> outer_product(const std::vector<float>& col, const std::vector<float>& row) {
+  std::vector<float> f;
+  f.reserve(col.size() * row.size());
+  for (float c : col)
+    for (float w : row) f.push_back(c * w);  // exact for separable_factor() taps
+  return f;
+}
+
 std::string Conv1dCase::name() const { return "n" + std::to_string(n) + "_r" + std::to_string(radius); }
 std::string Conv2dCase::name() const {
   return "w" + std::to_string(width) + "_h" + std::to_string(height) + "_r" + std::to_string(radius);
@@ -35,6 +58,7 @@ std::string Conv2dCase::name() const {
 namespace {
 
 constexpr std::uint64_t kFilterStream = 0xF117E5ull;  // the filter's seed differs from the input's
+constexpr std::uint64_t kColumnStream = 0xC011ull;    // a separable filter's second factor
 
 // Guard zones of NaN around the test buffers (see GuardedBuffer). The sanitizer
 // build has none, so that AddressSanitizer sees the first access out of bounds.
@@ -97,16 +121,20 @@ struct StreamHandle {
 struct Problem {
   int width, height, radius;
   bool two_d;
-  std::vector<float> h_in, h_filter;
+  std::vector<float> h_in, h_row, h_col, h_filter;  // h_row, h_col: the factors of a separable filter
   Golden golden;
   GuardedBuffer d_in, d_filter, d_out;
   StreamHandle stream;
 
-  Problem(int w, int h, int r, bool is_2d, std::uint64_t seed)
+  Problem(int w, int h, int r, bool is_2d, std::uint64_t seed, FilterKind kind = FilterKind::random)
       : width(w), height(h), radius(r), two_d(is_2d),
         h_in(random_floats(std::size_t(w) * h, seed)),
-        h_filter(random_floats(is_2d ? std::size_t(2 * r + 1) * (2 * r + 1) : std::size_t(2 * r + 1),
-                               seed ^ kFilterStream)),
+        h_row(kind == FilterKind::separable ? separable_factor(2 * r + 1, seed ^ kFilterStream) : std::vector<float>{}),
+        h_col(kind == FilterKind::separable ? separable_factor(2 * r + 1, seed ^ kFilterStream ^ kColumnStream)
+                                            : std::vector<float>{}),
+        h_filter(kind == FilterKind::separable ? outer_product(h_col, h_row)
+                 : random_floats(is_2d ? std::size_t(2 * r + 1) * (2 * r + 1) : std::size_t(2 * r + 1),
+                                 seed ^ kFilterStream)),
         // The input guard covers every read a kernel without boundary checks
         // can make (r rows and r columns beyond the image), capped at 64 MB.
         d_in(h_in.size(), !kGuardZones ? 0
@@ -147,32 +175,28 @@ std::string diagnose(const Comparison& c, const Problem& p, const std::vector<fl
   if (c.unwritten > 0)
     hints += "hint: some outputs were never written — does the grid cover every output (round the block count "
              "up), and does every thread that owns an output reach its store?\n";
-#ifdef CONVLAB_BACKEND_CPU
-  // The CPU backend fills shared memory with a NaN of its own, and float
-  // arithmetic on the CPU keeps a NaN's bits: such outputs summed an element of
-  // shared memory that no thread had written.
-  std::size_t from_shared = 0;
-  for (float v : got) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    from_shared += bits == convlab_cpu::kSharedPoisonBits;
-  }
-  if (from_shared > 0)
-    hints += "hint: " + std::to_string(from_shared) +
-             " outputs summed shared memory that no thread had written (the CPU backend fills it with a NaN of its "
-             "own) — a tile element that is never loaded (a halo strip, a halo corner), or one read before the "
-             "__syncthreads() that ends the loading phase.\n";
-#endif
-  bool only_borders = true;
+  if (c.from_unwritten_shared > 0)
+    hints += "hint: " + std::to_string(c.from_unwritten_shared) +
+             " outputs were computed from shared memory that no thread had written yet (the CPU backend marks it "
+             "with a NaN of its own; a GPU reads stale data there) — is there a __syncthreads() between the stores "
+             "that fill the tile and the reads of other threads' elements, and does every element of the tile get "
+             "loaded?\n";
+  // Which kinds of region hold the wrong outputs: image borders, tile edges, the interior.
+  bool any_interior = false, any_tile = false;
   for (const auto& [region, n] : c.wrong_by_region) {
     (void)n;
-    const bool image_edge = region.rfind("tile", 0) != 0 &&  // not "tile corner (halo corner)"
-                            (region.find("border") != std::string::npos || region.find("corner") != std::string::npos);
-    if (!image_edge) only_borders = false;
+    const bool tile = region.rfind("tile", 0) == 0;
+    any_tile |= tile;
+    if (!tile && region.find("border") == std::string::npos && region.find("corner") == std::string::npos)
+      any_interior = true;
   }
-  if (only_borders && !c.wrong_by_region.empty())
+  if (!any_interior && !any_tile && !c.wrong_by_region.empty())
     hints += "hint: only outputs within r of the edges are wrong — check the ghost cells: inputs outside the " +
              std::string(p.two_d ? "image" : "array") + " count as 0, on every side.\n";
+  if (!any_interior && any_tile)
+    hints += "hint: the wrong outputs lie next to tile edges (and the " + std::string(p.two_d ? "image" : "array") +
+             "'s borders), where a window reaches outside its tile — check the halo: the taps that fall outside the "
+             "tile, the index they read, and the test that decides whether a tap is inside the tile.\n";
   // A flipped filter (true convolution) gives a recognisable result: test for it.
   if (p.radius > 0 && c.unwritten == 0) {
     const auto flipped = flip_filter(p.h_filter);
@@ -215,7 +239,16 @@ Conv1dArgs args1d(const Problem& p, cudaStream_t s) {
   return {p.d_in.data(), p.d_filter.data(), p.h_filter.data(), nullptr, p.width, p.radius, s};
 }
 Conv2dArgs args2d(const Problem& p, cudaStream_t s) {
-  return {p.d_in.data(), p.d_filter.data(), p.h_filter.data(), nullptr, p.width, p.height, p.radius, s};
+  return {p.d_in.data(),
+          p.d_filter.data(),
+          p.h_filter.data(),
+          nullptr,
+          p.width,
+          p.height,
+          p.radius,
+          s,
+          p.h_row.empty() ? nullptr : p.h_row.data(),
+          p.h_col.empty() ? nullptr : p.h_col.data()};
 }
 
 void require_valid(bool ok, const std::string& what) {
@@ -275,7 +308,7 @@ bool check_conv1d(const Conv1dFn& kernel, const Conv1dCase& c, const ConvCheckOp
 
 bool check_conv2d(const Conv2dFn& kernel, const Conv2dCase& c, const ConvCheckOptions& o) {
   require_valid(c.width >= 1 && c.height >= 1 && c.radius >= 0, c.name());
-  Problem p(c.width, c.height, c.radius, true, current_seed());
+  Problem p(c.width, c.height, c.radius, true, current_seed(), o.filter);
   return run_and_compare(
       [&](cudaStream_t s) {
         Conv2dArgs a = args2d(p, s);
@@ -300,9 +333,9 @@ void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const 
 }
 
 void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
-                        const Conv2dCase& c, const GraderSpec& grader) {
+                        const Conv2dCase& c, const GraderSpec& grader, const ConvCheckOptions& options) {
   require_valid(c.width >= 1 && c.height >= 1 && c.radius >= 0, c.name());
-  Problem p(c.width, c.height, c.radius, true, current_seed());
+  Problem p(c.width, c.height, c.radius, true, current_seed(), options.filter);
   const auto call = [&p](const Conv2dFn& fn) {
     return [&p, &fn](float* out, cudaStream_t s) {
       Conv2dArgs a = args2d(p, s);

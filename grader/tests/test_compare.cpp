@@ -115,6 +115,21 @@ TEST(Compare, PoisonCountsAsUnwrittenOtherNaNDoesNot) {
   EXPECT_NE(c.report().find("read outside the input"), std::string::npos);
 }
 
+TEST(Compare, TheCpuBackendsSharedMemoryNaNIsNamed) {
+  const auto x = random_floats(10, 3), f = random_floats(3, 4);
+  const Golden g = conv1d_golden(x, f, 1);
+  std::vector<float> y(10);
+  for (int i = 0; i < 10; ++i) y[i] = static_cast<float>(g.value[i]);
+  std::memcpy(&y[4], &kUnwrittenSharedBits, 4);
+  const Comparison c = compare(y, g, Grid{10, 1, 1});
+  EXPECT_EQ(c.wrong, 1u);
+  EXPECT_EQ(c.unwritten, 0u);
+  EXPECT_EQ(c.from_unwritten_shared, 1u);
+  EXPECT_TRUE(c.first[0].from_unwritten_shared);
+  EXPECT_NE(c.report().find("out[4] (interior): got NaN, expected"), std::string::npos) << c.report();
+  EXPECT_NE(c.report().find("computed from shared memory that no thread had written yet"), std::string::npos);
+}
+
 TEST(Compare, RegionsIn2D) {
   const Grid g{100, 50, 2};
   EXPECT_EQ(region_of(0, 0, g), "top-left corner");

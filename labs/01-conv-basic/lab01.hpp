@@ -10,10 +10,9 @@
 /// synchronising; they check their launch and throw on bad input.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include <convlab/contract.hpp>
 
-#include <stdexcept>
-#include <string>
+#include <cuda_runtime_api.h>
 
 namespace convlab::lab01 {
 
@@ -33,25 +32,13 @@ struct Conv2dProblem {
 /// The largest radius the lab accepts (a (2r+1)^2 filter must stay small).
 inline constexpr int kMaxRadius = 64;
 
-/// Throws std::invalid_argument, naming the field, unless `p` is a valid problem.
-inline void validate(const Conv1dProblem& p) {
-  if (p.n < 1) throw std::invalid_argument("conv1d: n must be >= 1, got " + std::to_string(p.n));
-  if (p.radius < 0 || p.radius > kMaxRadius)
-    throw std::invalid_argument("conv1d: radius must be in [0, " + std::to_string(kMaxRadius) + "], got " +
-                                std::to_string(p.radius));
-}
+/// Throws std::invalid_argument, naming the field, unless `p` is a valid problem:
+/// n >= 1 and 0 <= radius <= kMaxRadius.
+inline void validate(const Conv1dProblem& p) { require_conv1d_problem(p.n, p.radius, kMaxRadius); }
 
-/// Throws std::invalid_argument, naming the field, unless `p` is a valid problem.
-inline void validate(const Conv2dProblem& p) {
-  if (p.width < 1 || p.height < 1)
-    throw std::invalid_argument("conv2d: width and height must be >= 1, got " + std::to_string(p.width) + " x " +
-                                std::to_string(p.height));
-  if (static_cast<long long>(p.width) * p.height > 0x7FFFFFFFLL)
-    throw std::invalid_argument("conv2d: width * height must fit in an int");
-  if (p.radius < 0 || p.radius > kMaxRadius)
-    throw std::invalid_argument("conv2d: radius must be in [0, " + std::to_string(kMaxRadius) + "], got " +
-                                std::to_string(p.radius));
-}
+/// Throws std::invalid_argument, naming the field, unless `p` is a valid problem: at least
+/// 1 x 1, width * height fits in an int, 0 <= radius <= kMaxRadius.
+inline void validate(const Conv2dProblem& p) { require_conv2d_problem(p.width, p.height, p.radius, kMaxRadius); }
 
 /// Naive 1D convolution: one thread per output, the filter read from global memory.
 /// @param d_in      n inputs (device)

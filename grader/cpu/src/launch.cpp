@@ -185,7 +185,7 @@ public:
     const std::size_t n = std::size_t(bd.x) * bd.y * bd.z;
     ++block_serial;
     tv.block_idx = block_idx;
-    if (!dynamic_shared.empty()) detail::fill_shared_poison(dynamic_shared.data(), dynamic_shared.size());
+    if (!dynamic_shared.empty()) fill_unwritten_shared(dynamic_shared.data(), dynamic_shared.size());
     slots_.resize(n);
     for (std::size_t t = 0; t < n; ++t) {
       slots_[t].idx = uint3{unsigned(t % bd.x), unsigned(t / bd.x % bd.y), unsigned(t / (std::size_t(bd.x) * bd.y))};
@@ -485,6 +485,13 @@ void syncthreads(const char* file, int line) {
   // Resumed by the scheduler: the barrier is passed.
 }
 
+void fill_unwritten_shared(void* address, std::size_t bytes) {
+  unsigned char pattern[4];
+  std::memcpy(pattern, &kUnwrittenSharedBits, 4);
+  auto* p = static_cast<unsigned char*>(address);
+  for (std::size_t i = 0; i < bytes; ++i) p[i] = pattern[i % 4];
+}
+
 namespace detail {
 
 void* dynamic_shared_memory() {
@@ -498,15 +505,7 @@ void poison_shared_once(void* address, std::size_t bytes) {
   auto& serial = r->poisoned[address];
   if (serial == r->block_serial) return;  // another thread of this block got here first
   serial = r->block_serial;
-  fill_shared_poison(address, bytes);  // NaN for floats: reading before writing shows
-}
-
-void fill_shared_poison(void* address, std::size_t bytes) {
-  constexpr std::size_t word = sizeof kSharedPoisonBits;
-  auto* p = static_cast<unsigned char*>(address);
-  const std::size_t words = bytes / word;
-  for (std::size_t w = 0; w < words; ++w) std::memcpy(p + w * word, &kSharedPoisonBits, word);
-  std::memset(p + words * word, 0xFF, bytes - words * word);
+  fill_unwritten_shared(address, bytes);  // NaN for floats: reading before writing shows
 }
 
 void run_grid(const char* name, const char* file, int line, const void* kernel, const LaunchConfig& config,
@@ -538,7 +537,7 @@ void run_grid(const char* name, const char* file, int line, const void* kernel, 
     t_in_kernel = true;
     tv.block_dim = config.block;
     tv.grid_dim = config.grid;
-    if (runner.dynamic_shared.size() != config.shared_bytes) runner.dynamic_shared.assign(config.shared_bytes, 0xFF);
+    if (runner.dynamic_shared.size() != config.shared_bytes) runner.dynamic_shared.assign(config.shared_bytes, 0);
     try {
       runner.run(l, uint3{unsigned(b % g.x), unsigned(b / g.x % g.y), unsigned(b / (std::size_t(g.x) * g.y))}, b);
     } catch (const LaunchFailure& f) {

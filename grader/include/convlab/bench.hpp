@@ -23,6 +23,8 @@ struct BenchRow {
   std::optional<double> baseline_ms;   ///< the grader-owned baseline, same run, interleaved
   std::optional<double> cudnn_ms;      ///< cuDNN's best algorithm, same run, interleaved
   std::string note;                    ///< e.g. the cuDNN algorithm chosen
+  std::string target;                  ///< what this row must reach, e.g. ">= 90% of copy BW"; empty: none
+  std::optional<bool> target_met;      ///< whether it did; empty when it cannot be told (no cuDNN)
 };
 
 /// A benchmark's table and the ceilings it is read against.
@@ -34,7 +36,8 @@ public:
   void add(BenchRow row) { rows_.push_back(std::move(row)); }
   /// The rows so far.
   const std::vector<BenchRow>& rows() const { return rows_; }
-  /// The table in Markdown, with a header naming the device and the ceilings.
+  /// The table in Markdown, with a header naming the device and the ceilings; when rows
+  /// have targets, two more columns (target, met?) and a count of the targets met.
   std::string markdown() const;
   /// The table as JSON (every number), for tools and the handouts.
   std::string json() const;

@@ -15,11 +15,17 @@
 #include "convlab/golden.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace convlab {
+
+/// The NaN the CPU backend leaves in shared memory until a thread writes it
+/// (convlab_cpu::kUnwrittenSharedBits). An output holding it was computed from shared
+/// memory read before any thread wrote it: on a GPU the same code reads stale data.
+inline constexpr std::uint32_t kUnwrittenSharedBits = 0x7FC0BAD5u;
 
 /// Unit roundoff of float32.
 inline constexpr double kFloatUnitRoundoff = 1.0 / (1 << 24);
@@ -55,6 +61,7 @@ struct Mismatch {
   double tolerance = 0;   ///< the allowed |error|
   std::string region;     ///< region_of(x, y)
   bool unwritten = false; ///< still the NaN poison: the kernel never wrote it
+  bool from_unwritten_shared = false;  ///< kUnwrittenSharedBits: computed from unwritten shared memory
 };
 
 /// The outcome of a comparison.
@@ -62,6 +69,7 @@ struct Comparison {
   std::size_t checked = 0;     ///< outputs compared
   std::size_t wrong = 0;       ///< outputs outside their tolerance (NaN included)
   std::size_t unwritten = 0;   ///< outputs still holding the poison
+  std::size_t from_unwritten_shared = 0;  ///< outputs holding kUnwrittenSharedBits (CPU backend)
   double max_error = 0;        ///< largest |error| among finite outputs
   double max_error_ratio = 0;  ///< largest |error| / tolerance (infinite for a NaN)
   std::vector<Mismatch> first; ///< the first few wrong outputs, in index order

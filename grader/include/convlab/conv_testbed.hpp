@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -59,6 +60,11 @@ struct Conv2dArgs {
   int height = 0;                   ///< rows
   int radius = 0;                   ///< radius
   cudaStream_t stream = nullptr;    ///< where to launch
+  /// FilterKind::separable only: the 2r+1 taps applied along a row (x), on the host;
+  /// h_filter is then h_col_filter ⊗ h_row_filter. Null otherwise.
+  const float* h_row_filter = nullptr;
+  /// FilterKind::separable only: the 2r+1 taps applied along a column (y), on the host.
+  const float* h_col_filter = nullptr;
 };
 
 /// A 1D kernel under test.
@@ -66,10 +72,30 @@ using Conv1dFn = std::function<void(const Conv1dArgs&)>;
 /// A 2D kernel under test.
 using Conv2dFn = std::function<void(const Conv2dArgs&)>;
 
+/// How a 2D check draws its filter.
+enum class FilterKind {
+  random,     ///< (2r+1)^2 independent random taps
+  /// The outer product of two random 1D filters, \f$ f_{i,j} = c_i\, w_j \f$, for kernels that
+  /// apply it as a row pass (w) and a column pass (c): Conv2dArgs::h_row_filter and
+  /// h_col_filter hold the factors, h_filter and d_filter the 2D filter. Each factor has
+  /// 12 significant bits, so every product \f$ c_i w_j \f$ is exact in float and the golden
+  /// model sees exactly the filter the two passes apply.
+  ///
+  /// Tolerance: a pass sums m = 2r+1 products, so the row pass leaves
+  /// \f$ |\hat t - t| \le \gamma_m \sum_j |w_j x_{\cdot,j}| \f$, and the column pass adds
+  /// \f$ \gamma_m \sum_i |c_i \hat t_i| \f$; with \f$ |\hat t_i| \le (1+\gamma_m) \sum_j |w_j x_{i,j}| \f$
+  /// the total is \f$ (2\gamma_m + \gamma_m^2) \sum |x f| \le \gamma_{2m} \sum |x f| \f$ (Higham,
+  /// lemma 3.3), with \f$ f = c \otimes w \f$. The comparator allows \f$ \gamma_{m^2+1} \sum |x f| \f$,
+  /// and \f$ m^2 + 1 \ge 2m \f$ for every m, so the two-pass computation is judged by the
+  /// same rule as a direct one, with room to spare.
+  separable,
+};
+
 /// Options of a correctness check.
 struct ConvCheckOptions {
   int tile_x = 0;  ///< output tile width, if the lab's contract fixes one (names tile edges)
   int tile_y = 0;  ///< output tile height
+  FilterKind filter = FilterKind::random;  ///< 2D checks: how the filter is drawn
 };
 
 /// Correctness grader for 1D: records a GoogleTest failure with a located report
@@ -85,9 +111,17 @@ bool check_conv2d(const Conv2dFn& kernel, const Conv2dCase& c, const ConvCheckOp
 void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const std::string& baseline_name,
                         const Conv1dCase& c, const GraderSpec& grader);
 
-/// Speed grader for 2D.
+/// Speed grader for 2D. `options.filter` says how the filter is drawn (the baseline gets the
+/// 2D filter, so a separable kernel is timed against the direct computation).
 void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
-                        const Conv2dCase& c, const GraderSpec& grader);
+                        const Conv2dCase& c, const GraderSpec& grader, const ConvCheckOptions& options = {});
+
+/// `count` random filter taps with 12 significant bits each (none zero), so that the product
+/// of two of them is exact in float: the factors of a FilterKind::separable filter.
+std::vector<float> separable_factor(std::size_t count, std::uint64_t seed);
+
+/// The outer product \f$ f_{i,j} = c_i\, w_j \f$ of a column filter c and a row filter w, row-major.
+std::vector<float> outer_product(const std::vector<float>& col, const std::vector<float>& row);
 
 /// The output tile of a lab whose contract fixes one, for a radius (for naming
 /// tile edges and halo corners in failure reports).

@@ -23,15 +23,6 @@
 
 namespace convlab_cpu {
 
-/// What shared memory holds before a block's threads write it: this 32-bit
-/// pattern in every aligned word (a quiet NaN for floats; any bytes left over
-/// are 0xFF). It differs from the NaN that poisons the graders' outputs
-/// (0xFFFFFFFF), so an output that summed an unwritten shared element (a tile
-/// element never loaded, or read before its barrier) still shows as NaN but is
-/// not mistaken for an output that was never written: float arithmetic keeps
-/// the NaN's bits on the CPU.
-inline constexpr std::uint32_t kSharedPoisonBits = 0x7FC05EEDu;
-
 /// How the threads of a block are ordered between barriers.
 enum class Schedule { shuffle, in_order, reverse };
 
@@ -65,8 +56,6 @@ void run_grid(const char* name, const char* file, int line, const void* kernel_i
 void* dynamic_shared_memory();
 /// Poisons a static __shared__ variable the first time a thread of the running block reaches it.
 void poison_shared_once(void* address, std::size_t bytes);
-/// Fills `bytes` of shared memory with kSharedPoisonBits.
-void fill_shared_poison(void* address, std::size_t bytes);
 }  // namespace detail
 
 /// The barrier: `__syncthreads()`.

@@ -152,6 +152,14 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t stop);
 
 namespace convlab_cpu {
+/// The bits every 4 bytes of shared memory hold before a thread writes them: a quiet NaN
+/// with a payload of its own, different from the graders' output poison (all ones), so
+/// that a result computed from unwritten shared memory (a missing __syncthreads()) can be
+/// told from an output that was never written. x86 arithmetic carries a NaN operand's
+/// payload into its result. convlab::kUnwrittenSharedBits names the same value.
+inline constexpr std::uint32_t kUnwrittenSharedBits = 0x7FC0BAD5u;
+/// Fills `bytes` of shared memory with kUnwrittenSharedBits.
+void fill_unwritten_shared(void* address, std::size_t bytes);
 /// Records `error` as the last error (what cudaGetLastError returns next).
 cudaError_t set_last_error(cudaError_t error);
 /// Checks a constant-memory copy against the symbol's size.

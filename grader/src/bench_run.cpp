@@ -1,0 +1,54 @@
+// The frame of a lab's benchmark executable. See convlab/bench_run.hpp.
+#include "convlab/bench_run.hpp"
+
+#include "convlab/check.hpp"
+#include "convlab/gpu.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace convlab {
+
+int run_benchmark(int argc, char** argv, const std::string& program, const std::string& title,
+                  const std::function<void(BenchReport&, const BenchOptions&, const BenchCeilings&)>& fill) {
+  BenchOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") options.quick = true;
+    else if (a == "--markdown" && i + 1 < argc) options.markdown_path = argv[++i];
+    else if (a == "--json" && i + 1 < argc) options.json_path = argv[++i];
+    else {
+      std::cerr << "usage: " << program << " [--quick] [--markdown FILE] [--json FILE]\n";
+      return 2;
+    }
+  }
+  std::string reason;
+  if (!gpu_available(&reason)) {
+    std::cout << program << ": skipped: " << reason << "\n";
+    return 77;
+  }
+  try {
+    const DeviceInfo dev = device_info();
+    BenchCeilings ceilings;
+    ceilings.copy_gbs = measure_copy_bandwidth_gbs();
+    ceilings.peak_gflops = measure_fp32_peak_gflops();
+    BenchReport report(title, dev.summary(), ceilings.copy_gbs, ceilings.peak_gflops);
+    fill(report, options, ceilings);
+    std::cout << report.markdown();
+    if (!options.markdown_path.empty()) std::ofstream(options.markdown_path) << report.markdown();
+    if (!options.json_path.empty()) std::ofstream(options.json_path) << report.json() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+void verify_output(const DeviceBuffer<float>& d_out, const Golden& golden, const Grid& grid, const std::string& what) {
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const Comparison c = compare(d_out.download(), golden, grid);
+  if (!c.ok()) throw std::runtime_error(what + " is wrong:\n" + c.report());
+}
+
+}  // namespace convlab
