@@ -14,6 +14,13 @@ check() {  # check DESCRIPTION COMMAND...
   if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
 }
 
+# Its expected scores (fixtures/expected-cpu.json) are those of a machine without a GPU;
+# on a GPU machine the same corpus is graded by grader/cli/gpu-grade-check.sh against
+# fixtures/expected-gpu.json.
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  echo "SKIPPED: this machine has a GPU; the GPU grading of the corpus is grader/cli/gpu-grade-check.sh"
+  exit 77
+fi
 rm -rf "$work"
 mkdir -p "$work/subs"
 chmod 755 "$work"  # the graders may run as another user: it must reach its folders
