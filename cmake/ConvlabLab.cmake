@@ -242,6 +242,11 @@ function(convlab_add_lab)
     target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::bench convlab::options)
     target_compile_definitions(${lab}_bench PRIVATE CONVLAB_LAB_ID="${lab}" CONVLAB_SPEC_PATH="${spec_file}"
                                                     CONVLAB_IMPL_NAME="${CONVLAB_IMPL}")
+    # cuDNN's best algorithm is timed next to the lab's kernels where cuDNN was found
+    # (CONVLAB_HAVE_CUDNN comes with the target).
+    if(TARGET convlab::cudnn)
+      target_link_libraries(${lab}_bench PRIVATE convlab::cudnn)
+    endif()
     # A short run of the benchmark is a test too: it must run and check its own results.
     add_test(NAME ${lab}.bench.quick COMMAND ${lab}_bench --quick)
     set_tests_properties(${lab}.bench.quick PROPERTIES
