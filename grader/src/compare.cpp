@@ -80,7 +80,7 @@ Comparison compare(const std::vector<float>& got, const Golden& golden, const Gr
     ++c.wrong;
     c.unwritten += unwritten;
     c.from_unwritten_shared += from_shared;
-    c.wrong_mask[i] = 1;
+    c.wrong_mask[i] = unwritten ? 2 : 1;  // 2: never written (the error map draws it yellow)
     const int x = static_cast<int>(i % std::size_t(grid.width));
     const int y = static_cast<int>(i / std::size_t(grid.width));
     const std::string region = region_of(x, y, grid);

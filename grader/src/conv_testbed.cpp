@@ -7,6 +7,7 @@
 #include "convlab/device_buffer.hpp"
 #include "convlab/golden.hpp"
 #include "convlab/gpu.hpp"
+#include "convlab/image.hpp"
 #include "convlab/random.hpp"
 #include "convlab/record.hpp"
 #include "convlab/testbed.hpp"
@@ -17,6 +18,7 @@
 #endif
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +215,24 @@ std::string diagnose(const Comparison& c, const Problem& p, const std::vector<fl
   return hints;
 }
 
+// A 2D failure also becomes a picture: wrong outputs lit, the tile grid drawn. Returns the
+// line that names the file (or says why there is none).
+std::string write_error_image(const Comparison& c) {
+  if (!png_available()) return "(no error map image: this build has no libpng)\n";
+  std::string name = current_record().test;
+  if (name.empty()) name = "conv2d";
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
+  const std::string path = error_map_dir() + "/" + name + ".png";
+  try {
+    write_png(path, render_error_map(c));
+  } catch (const std::exception& e) {
+    return std::string("(no error map image: ") + e.what() + ")\n";
+  }
+  const std::string abs = std::filesystem::absolute(path).string();
+  return "error map image (red: wrong, yellow: never written, blue: tile edges): " + abs + "\n";
+}
+
 bool run_and_compare(const std::function<void(cudaStream_t)>& launch, Problem& p, const ConvCheckOptions& o,
                      const char* when) {
   if (const std::string err = run_once(launch, p); !err.empty()) {
@@ -231,7 +251,8 @@ bool run_and_compare(const std::function<void(cudaStream_t)>& launch, Problem& p
   }
   ADD_FAILURE() << when << (p.two_d ? "2D " : "1D ") << "convolution, " << p.width
                 << (p.two_d ? " x " + std::to_string(p.height) : std::string()) << ", radius " << p.radius << ":\n"
-                << c.report() << (guards.empty() ? "" : guards + "\n") << diagnose(c, p, got);
+                << c.report() << (guards.empty() ? "" : guards + "\n") << diagnose(c, p, got)
+                << (p.two_d && c.wrong > 0 ? write_error_image(c) : std::string());
   return false;
 }
 

@@ -88,6 +88,11 @@ void check_spec_matches_tests(const Registry& reg) {
 
 std::uint64_t current_seed() { return g_current_seed; }
 
+std::string error_map_dir() {
+  if (const char* env = std::getenv("CONVLAB_ERROR_MAP_DIR"); env && *env) return env;
+  return g_results_dir.empty() ? std::string("convlab-error-maps") : g_results_dir + "/error-maps";
+}
+
 void expect_refused(const std::function<void()>& call, const std::string& message_part) {
   try {
     call();

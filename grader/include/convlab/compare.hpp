@@ -75,7 +75,7 @@ struct Comparison {
   std::vector<Mismatch> first; ///< the first few wrong outputs, in index order
   std::map<std::string, std::size_t> wrong_by_region;  ///< counts per region
   Grid grid;                   ///< the shape compared
-  std::vector<unsigned char> wrong_mask;  ///< 1 per wrong output (for the error map)
+  std::vector<unsigned char> wrong_mask;  ///< per output: 0 right, 1 wrong value, 2 never written (error maps)
 
   /// True when every output is within its tolerance.
   bool ok() const { return wrong == 0; }

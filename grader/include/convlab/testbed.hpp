@@ -53,6 +53,11 @@ private:
 /// The seed of the running test (printed with every failure).
 std::uint64_t current_seed();
 
+/// Where a failing 2D grader writes its error map image: `<results>/error-maps` when the
+/// graders record results (--convlab-results or CONVLAB_RESULTS_DIR), else
+/// `convlab-error-maps` in the working folder; CONVLAB_ERROR_MAP_DIR overrides both.
+std::string error_map_dir();
+
 /// Expects `call` to throw std::invalid_argument with `message_part` in its
 /// message (a contract refusing a bad problem); records a failure otherwise.
 void expect_refused(const std::function<void()>& call, const std::string& message_part);
