@@ -436,6 +436,7 @@ const Case kCases[] = {
     {1, 64, 5, 5, 64, 1, 1, 1, 1, kValid},        // 1 x 1 filter: a plain matrix product
     {2, 64, 20, 23, 64, 3, 3, 1, 1, kPad, 1, 1},  // naive: a ResNet-like layer, several 128 x 128 GEMM tiles
     {1, 6, 70, 300, 6, 6, 6, 1, 1, kValid},       // the blog's layer on a 70 x 300 image
+    {2, 5, 9, 13, 100, 3, 3, 1, 1, kSame},        // K = 100: more than one 64- or 128-row GEMM tile
 };
 // GPU only: real layers, larger than any tile and (the first) than the L2 cache.
 const Case kGpuCases[] = {
@@ -444,6 +445,7 @@ const Case kGpuCases[] = {
     {1, 3, 513, 257, 6, 7, 7, 2, 2, kSame},
     {2, 64, 67, 130, 64, 1, 1, 1, 1, kValid},
     {1, 3, 512, 512, 1, 3, 3, 3, 3, kSame},       // the lab report's largest
+    {2, 128, 28, 28, 130, 3, 3, 1, 1, kPad, 1, 1},  // K = 130: two 128-row tiles, the second nearly empty
 };
 const GemmCase kGemmCases[] = {{1, 1, 1}, {6, 54, 27}, {64, 64, 64}, {65, 63, 17}, {3, 1000, 75}, {130, 67, 300}};
 const GemmCase kGpuGemmCases[] = {{64, 3136, 576}, {1000, 1001, 999}};
