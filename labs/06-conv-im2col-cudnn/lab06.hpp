@@ -76,6 +76,10 @@ inline constexpr int kMaxStride = 16;      ///< stride at most
 inline constexpr long long kMaxElements = 1LL << 30;  ///< floats in any one tensor
 
 /// The pad of one dimension for SAME padding (see Padding::same).
+/// @param input   the input's size in this dimension
+/// @param filter  the filter's size in this dimension
+/// @param stride  the stride in this dimension (>= 1)
+/// @return the pad on each side
 inline int same_pad(int input, int filter, int stride) {
   const int out = (input + stride - 1) / stride;
   const int total = (out - 1) * stride + filter - input;
@@ -87,6 +91,7 @@ inline int same_pad(int input, int filter, int stride) {
 /// 0 <= pad < filter (a window entirely inside the padding computes nothing), a filter that
 /// fits the padded input (H + 2 pad_h >= R, W + 2 pad_w >= S), tensors of at most
 /// kMaxElements floats.
+/// @param p  the layer
 inline void validate(const ConvProblem& p) {
   const auto fail = [](const std::string& m) { throw std::invalid_argument("lab06: " + m); };
   const auto num = [](long long v) { return std::to_string(v); };
@@ -114,6 +119,12 @@ inline void validate(const ConvProblem& p) {
 
 /// The grader-side shape function: a layer from its sizes and a padding mode (pads are
 /// read only for Padding::explicit_pads). Throws std::invalid_argument as validate() does.
+/// @param n, c, h, w         the input: N images of C channels of H x W
+/// @param k, r, s            K filters of C x R x S
+/// @param stride_h, stride_w the strides
+/// @param mode               how the pads are chosen
+/// @param pad_h, pad_w       the pads, for Padding::explicit_pads only
+/// @return the layer, pads resolved
 inline ConvProblem make_problem(int n, int c, int h, int w, int k, int r, int s, int stride_h, int stride_w,
                                 Padding mode, int pad_h = 0, int pad_w = 0) {
   ConvProblem p{n, c, h, w, k, r, s, stride_h, stride_w, 0, 0};
@@ -136,31 +147,52 @@ inline ConvProblem make_problem(int n, int c, int h, int w, int k, int r, int s,
 /// Direct (sliding-window) convolution: y = conv(x, w). The reference uses one thread per
 /// output for the general case and a kernel for few channels and filters (K C R S small:
 /// filters in constant memory, several outputs per thread).
-/// @param d_x  N C H W inputs
-/// @param d_w  K C R S filter taps
-/// @param d_y  N K P Q outputs
+/// @param d_x      N C H W inputs
+/// @param d_w      K C R S filter taps
+/// @param d_y      N K P Q outputs
+/// @param problem  the layer
+/// @param stream   the stream to launch on
 void conv_direct(const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream);
 
 // --- conv_im2col.cu ---------------------------------------------------------------------------
 
 /// Rows of one image's column matrix: C R S (row c R S + r S + s holds the tap (c, r, s)).
+/// @param p  the layer
 inline std::size_t im2col_rows(const ConvProblem& p) { return std::size_t(p.c) * p.r * p.s; }
 /// Columns of one image's column matrix: P Q (column p Q + q holds the window of output (p, q)).
+/// @param p  the layer
 inline std::size_t im2col_cols(const ConvProblem& p) { return std::size_t(p.out_h()) * p.out_w(); }
 /// Floats of the workspace conv_im2col() needs: one image's column matrix.
+/// @param p  the layer
 inline std::size_t im2col_workspace_floats(const ConvProblem& p) { return im2col_rows(p) * im2col_cols(p); }
 
 /// Unfolds image `image` of `d_x` into its column matrix `d_col` (row-major,
 /// im2col_rows() x im2col_cols()): col[(c R + r) S + s][p Q + q] = x[image][c][p stride_h -
 /// pad_h + r][q stride_w - pad_w + s], 0 in the padding.
+/// @param d_x      N C H W inputs
+/// @param image    which image to unfold, 0 <= image < N
+/// @param d_col    im2col_workspace_floats() floats: the column matrix
+/// @param problem  the layer
+/// @param stream   the stream to launch on
 void im2col(const float* d_x, int image, float* d_col, const ConvProblem& problem, cudaStream_t stream);
 
 /// Your tiled shared-memory SGEMM, row-major: C (m x n) = A (m x kd) B (kd x n). Any sizes
 /// >= 1, not only tile multiples.
+/// @param d_a     m x kd floats
+/// @param d_b     kd x n floats
+/// @param d_c     m x n floats, overwritten
+/// @param m, n, kd the sizes
+/// @param stream  the stream to launch on
 void gemm(const float* d_a, const float* d_b, float* d_c, int m, int n, int kd, cudaStream_t stream);
 
 /// im2col + GEMM: for each image, im2col() into `d_col` (im2col_workspace_floats() floats,
 /// owned by the caller), then y[image] (K x PQ) = w (K x CRS) col (CRS x PQ) with gemm().
+/// @param d_x      N C H W inputs
+/// @param d_w      K C R S filter taps
+/// @param d_col    the workspace: im2col_workspace_floats() floats
+/// @param d_y      N K P Q outputs
+/// @param problem  the layer
+/// @param stream   the stream to launch on
 void conv_im2col(const float* d_x, const float* d_w, float* d_col, float* d_y, const ConvProblem& problem,
                  cudaStream_t stream);
 
@@ -169,6 +201,11 @@ void conv_im2col(const float* d_x, const float* d_w, float* d_col, float* d_y, c
 /// Implicit GEMM: the GEMM of conv_im2col() over the whole batch (M = K, N = N P Q, K = C R S),
 /// with each tile of the column matrix gathered straight from x with the im2col index
 /// mapping: no column matrix in memory.
+/// @param d_x      N C H W inputs
+/// @param d_w      K C R S filter taps
+/// @param d_y      N K P Q outputs
+/// @param problem  the layer
+/// @param stream   the stream to launch on
 void conv_implicit_gemm(const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem,
                         cudaStream_t stream);
 
@@ -191,12 +228,25 @@ struct CudnnInfo {
 /// algorithm with cudnnFindConvolutionForwardAlgorithmEx on the given buffers (d_y is
 /// overwritten) and allocates its workspace. Every status is checked: a failure throws
 /// std::runtime_error naming the call.
+/// @param problem  the layer
+/// @param d_x      N C H W inputs
+/// @param d_w      K C R S filter taps
+/// @param d_y      N K P Q outputs (overwritten while cuDNN times its algorithms)
+/// @return the state, to free with cudnn_destroy()
 CudnnState* cudnn_create(const ConvProblem& problem, const float* d_x, const float* d_w, float* d_y);
 /// y = conv(x, w) with the chosen algorithm, on `stream`.
+/// @param state    from cudnn_create()
+/// @param d_x      N C H W inputs
+/// @param d_w      K C R S filter taps
+/// @param d_y      N K P Q outputs
+/// @param stream   the stream to run on
 void cudnn_forward(CudnnState* state, const float* d_x, const float* d_w, float* d_y, cudaStream_t stream);
 /// What was chosen.
+/// @param state  from cudnn_create()
+/// @return the algorithm, its workspace and the output size
 CudnnInfo cudnn_info(const CudnnState* state);
 /// Frees everything; never throws.
+/// @param state  from cudnn_create(), or null
 void cudnn_destroy(CudnnState* state) noexcept;
 
 }  // namespace convlab::lab06

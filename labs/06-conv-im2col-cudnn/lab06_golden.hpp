@@ -27,6 +27,10 @@ struct ConvVariant {
 };
 
 /// y = conv(x, w) in double, with sum |x w| per output. Uses all hardware threads.
+/// @param x  N C H W inputs
+/// @param w  K C R S taps
+/// @param p  the layer
+/// @param v  the computation (the right one by default)
 inline Golden conv_golden(const std::vector<float>& x, const std::vector<float>& w, const ConvProblem& p,
                           const ConvVariant& v = {}) {
   const int P = p.out_h(), Q = p.out_w();
@@ -77,6 +81,9 @@ inline Golden conv_golden(const std::vector<float>& x, const std::vector<float>&
 
 /// One image's column matrix (im2col_rows() x im2col_cols(), row-major): exact copies, so the
 /// tolerance is that of a single term.
+/// @param x      N C H W inputs
+/// @param image  which image
+/// @param p      the layer
 inline Golden im2col_golden(const std::vector<float>& x, int image, const ConvProblem& p) {
   const int P = p.out_h(), Q = p.out_w();
   const std::size_t rows = im2col_rows(p), cols = im2col_cols(p);
@@ -99,6 +106,8 @@ inline Golden im2col_golden(const std::vector<float>& x, int image, const ConvPr
 }
 
 /// C (m x n) = A (m x kd) B (kd x n), row-major, in double.
+/// @param a, b      the operands
+/// @param m, n, kd  the sizes
 inline Golden gemm_golden(const std::vector<float>& a, const std::vector<float>& b, int m, int n, int kd) {
   Golden g;
   g.terms = kd;
