@@ -156,7 +156,7 @@ ReportLine bench_layer(Bench& b, const ConvProblem& p, const Target& direct_targ
   std::snprintf(buf, sizeof buf, " [column matrix %.1f MB = %.1fx the image; im2col %.0f%% of the time]",
                 L.dcol.bytes() / 1e6, double(L.dcol.size()) / (double(p.c) * p.h * p.w), 100 * unfold_ms / whole);
   r.kernel += buf;
-  r.ideal_bytes += 2.0 * L.dcol.bytes();  // written once, read once per image
+  r.ideal_bytes += 2.0 * p.n * L.dcol.bytes();  // each image's column matrix written once and read once
   line.im2col = b.row(L, r, im2col_gemm);
 
   line.implicit = b.row(L, L.row("conv_implicit_gemm"), [&](cudaStream_t s) {
