@@ -66,7 +66,9 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
     throw SpecError(origin + ": not valid JSON: " + e.what());
   }
   if (!root.is_object()) fail(origin, "top level", "must be an object");
-  only_keys(root, {"lab", "slug", "title", "submission", "forbidden_symbols", "time_limits_s", "graders", "notes"},
+  only_keys(root,
+            {"lab", "slug", "title", "submission", "forbidden_symbols", "allowed_symbols", "time_limits_s", "graders",
+             "notes"},
             origin, "top level");
   LabSpec s;
   s.path = origin;
@@ -85,6 +87,19 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
       fail(origin, "submission.files", "'" + f + "' must be a plain file name inside starter_code/" + s.slug);
 
   s.forbidden_symbols = strings(root, "forbidden_symbols", origin, "top level");
+  if (root.contains("allowed_symbols")) {
+    // Per file: forbidden substrings that this one file's object may use (lab 06's cuDNN path).
+    const json& allowed = member(root, "allowed_symbols", json::value_t::object, origin, "top level");
+    for (const auto& item : allowed.items()) {
+      const std::string& file = item.key();
+      if (std::find(s.files.begin(), s.files.end(), file) == s.files.end())
+        fail(origin, "allowed_symbols", "'" + file + "' is not one of submission.files");
+      s.allowed_symbols[file] = strings(allowed, file, origin, "allowed_symbols");
+      for (const auto& sym : s.allowed_symbols[file])
+        if (std::find(s.forbidden_symbols.begin(), s.forbidden_symbols.end(), sym) == s.forbidden_symbols.end())
+          fail(origin, "allowed_symbols." + file, "'" + sym + "' is not in forbidden_symbols");
+    }
+  }
 
   const json& lim = member(root, "time_limits_s", json::value_t::object, origin, "top level");
   only_keys(lim, {"compile", "test"}, origin, "time_limits_s");

@@ -51,6 +51,18 @@ TEST(Spec, ParsesAGoodSpec) {
   EXPECT_THROW(s.grader("nope"), SpecError);
 }
 
+TEST(Spec, AllowsAForbiddenSymbolInOneFile) {
+  const std::string two = with(with(kGood, R"("files": ["demo.cu"])", R"("files": ["demo.cu", "lib.cu"])"),
+                               R"("forbidden_symbols": ["cublas"])",
+                               R"("forbidden_symbols": ["cublas", "cudnn"], "allowed_symbols": {"lib.cu": ["cudnn"]})");
+  const LabSpec s = parse_spec(two, "test.json");
+  ASSERT_EQ(s.allowed_symbols.count("lib.cu"), 1u);
+  EXPECT_EQ(s.allowed_symbols.at("lib.cu"), std::vector<std::string>{"cudnn"});
+  EXPECT_EQ(s.allowed_symbols.count("demo.cu"), 0u);
+  expect_error(with(two, R"({"lib.cu": ["cudnn"]})", R"({"other.cu": ["cudnn"]})"), "not one of submission.files");
+  expect_error(with(two, R"({"lib.cu": ["cudnn"]})", R"({"lib.cu": ["cufft"]})"), "not in forbidden_symbols");
+}
+
 TEST(Spec, RefusesBadSpecsNamingTheField) {
   expect_error("{", "not valid JSON");
   expect_error(with(kGood, R"("lab": "lab07")", R"("lab": "7")"), "must look like 'lab01'");

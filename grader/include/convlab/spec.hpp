@@ -22,6 +22,7 @@
 /// A test named `lab01.speedup.conv1d.n67108867_r1` belongs to grader `speedup.conv1d`.
 #pragma once
 
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -56,6 +57,9 @@ struct LabSpec {
   std::string title;                           ///< the handout's title
   std::vector<std::string> files;              ///< files a submission may change (in `starter_code/<slug>/`)
   std::vector<std::string> forbidden_symbols;  ///< substrings no symbol of a submission may contain
+  /// Per submission file, the forbidden substrings that file's own object may use
+  /// (`"allowed_symbols": {"conv_cudnn.cu": ["cudnn"]}`); every other file is still checked.
+  std::map<std::string, std::vector<std::string>> allowed_symbols;
   int compile_timeout_s = 0;                   ///< time limit for building a submission
   int test_timeout_s = 0;                      ///< time limit for one grader test
   std::vector<GraderSpec> graders;             ///< the graders, in order

@@ -1,0 +1,218 @@
+// Lab 06 benchmark: every path of the lab (direct, im2col + GEMM, implicit GEMM, the student's
+// cuDNN path), student's or reference as built, next to the grader-owned naive direct kernel
+// and cuDNN's best FMA-math algorithm (the grader's own wrapper, cudnnFind), on the same data,
+// interleaved, every output checked against the golden model.
+//   1. The lab report's comparison: N1 C3 HxH, K1 3x3, SAME padding, H = 32 .. 512 (and 2048),
+//      stride 1 .. 3; printed again at the end as the report's table (ms per path).
+//   2. Larger layers, with the reference's targets:
+//        N1 and N16 C6 768x512, K6 6x6, no padding (the blog's layer): direct >= 3x cuDNN
+//        N32 C64 56x56, K64 3x3, pad 1 (ResNet):  implicit GEMM within 1.5x of cuDNN (>= 0.67x)
+//        N8 C128 28x28, K128 3x3, pad 1
+//   im2col rows name the column matrix's size (the extra memory) and the share of the time
+//   spent unfolding.
+//   lab06_bench [--quick] [--markdown FILE] [--json FILE]
+// --quick: small layers, no targets (a smoke test, run by ctest). Exit 77 (skipped) without a
+// GPU; exit 1 if an output is wrong. Unmet targets are reported, not fatal.
+#include "baseline_lab06.hpp"
+#include "lab06.hpp"
+#include "lab06_golden.hpp"
+
+#include <convlab/bench_run.hpp>
+#include <convlab/compare.hpp>
+#include <convlab/device_buffer.hpp>
+#include <convlab/gpu.hpp>
+#include <convlab/random.hpp>
+#ifdef CONVLAB_HAVE_CUDNN
+#include <convlab/cudnn_conv.hpp>
+#endif
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace convlab;
+using lab06::ConvProblem;
+using lab06::Padding;
+
+std::string impl(const std::string& kernel) { return kernel + " (" + CONVLAB_IMPL_NAME + ")"; }
+
+std::string layer_name(const ConvProblem& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "N%d C%d %dx%d K%d %dx%d s%d p%d", p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
+                p.pad_h);
+  return buf;
+}
+
+// One layer on the device: data, golden model, the baseline and (with cuDNN) its best algorithm.
+struct Layer {
+  ConvProblem p;
+  std::vector<float> x, w;
+  Golden g;
+  DeviceBuffer<float> dx, dw, dy, dbase, dcol;
+  Launch baseline;
+  const Launch* cudnn = nullptr;
+  std::string cudnn_algorithm;
+#ifdef CONVLAB_HAVE_CUDNN
+  std::unique_ptr<CudnnConv> conv;
+  DeviceBuffer<float> dcudnn;
+  Launch cudnn_launch;
+#endif
+
+  explicit Layer(const ConvProblem& problem)
+      : p(problem), x(random_floats(p.input_elements(), 1)), w(random_floats(p.filter_elements(), 2)),
+        g(lab06::conv_golden(x, w, p)), dx(x), dw(w), dy(p.output_elements()), dbase(p.output_elements()),
+        dcol(lab06::im2col_workspace_floats(p)) {
+    baseline = [this](cudaStream_t s) { lab06::baseline::conv_naive(dx.get(), dw.get(), dbase.get(), p, s); };
+    baseline(nullptr);
+    verify_output(dbase, g, grid(), "the baseline");
+#ifdef CONVLAB_HAVE_CUDNN
+    CudnnConvShape shape;
+    shape.n = p.n; shape.c = p.c; shape.h = p.h; shape.w = p.w; shape.k = p.k; shape.r = p.r; shape.s = p.s;
+    shape.pad_h = p.pad_h; shape.pad_w = p.pad_w; shape.stride_h = p.stride_h; shape.stride_w = p.stride_w;
+    conv = std::make_unique<CudnnConv>(shape, CudnnMath::fma);
+    dcudnn = DeviceBuffer<float>(p.output_elements());
+    cudnn_algorithm = conv->choose_algorithm(dx.get(), dw.get(), dcudnn.get());
+    cudnn_launch = [this](cudaStream_t s) { conv->run(dx.get(), dw.get(), dcudnn.get(), s); };
+    cudnn_launch(nullptr);
+    verify_output(dcudnn, g, grid(), "cuDNN's result");
+    cudnn = &cudnn_launch;
+#endif
+  }
+  Grid grid() const { return Grid{p.out_w(), p.n * p.k * p.out_h(), 0}; }
+  BenchRow row(const std::string& kernel) const {
+    BenchRow r;
+    r.kernel = impl(kernel);
+    r.size = layer_name(p);
+    r.radius = p.r / 2;
+    r.note = cudnn_algorithm;
+    r.ideal_bytes = double(p.input_elements() + p.filter_elements() + p.output_elements()) * sizeof(float);
+    r.flops = 2.0 * p.macs();
+    return r;
+  }
+};
+
+struct Target {
+  double vs_cudnn = 0;  // cuDNN time / kernel time
+};
+
+class Bench {
+public:
+  Bench(BenchReport& report, const BenchOptions& o) : report_(report), pairs_(o.quick ? 3 : 20), targets_(!o.quick) {}
+
+  // Times `kernel` against the baseline (and cuDNN), checks its output, adds the row; returns its median.
+  double row(Layer& L, BenchRow row, const Launch& kernel, const Target& t = {}) {
+    const SpeedRound round = measure_round(L.baseline, kernel, pairs_);
+    verify_output(L.dy, L.g, L.grid(), row.kernel + " on " + row.size);
+    row.ms = round.candidate_ms;
+    row.baseline_ms = round.baseline_ms.median;
+    if (L.cudnn) row.cudnn_ms = measure_round(*L.cudnn, kernel, pairs_).baseline_ms.median;
+    if (targets_ && t.vs_cudnn > 0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, ">= %.2fx cuDNN%s", t.vs_cudnn, row.cudnn_ms ? "" : " (no cuDNN here)");
+      row.target = buf;
+      if (row.cudnn_ms) row.target_met = *row.cudnn_ms / row.ms.median >= t.vs_cudnn;
+    }
+    report_.add(row);
+    return row.ms.median;
+  }
+  int pairs() const { return pairs_; }
+
+private:
+  BenchReport& report_;
+  int pairs_;
+  bool targets_;
+};
+
+// The lab report's table: one line per layer, ms per path.
+struct ReportLine {
+  int size = 0, stride = 0;
+  double direct = 0, im2col = 0, implicit = 0, cudnn_mine = 0, cudnn_best = 0;
+};
+
+ReportLine bench_layer(Bench& b, const ConvProblem& p, const Target& direct_target, const Target& implicit_target) {
+  Layer L(p);
+  ReportLine line;
+  line.size = p.h;
+  line.stride = p.stride_h;
+  line.direct = b.row(L, L.row("conv_direct"), [&](cudaStream_t s) {
+    lab06::conv_direct(L.dx.get(), L.dw.get(), L.dy.get(), p, s);
+  }, direct_target);
+
+  // im2col + GEMM: the column matrix is the extra memory; time the unfolding alone too.
+  const Launch unfold = [&](cudaStream_t s) {
+    for (int n = 0; n < p.n; ++n) lab06::im2col(L.dx.get(), n, L.dcol.get(), p, s);
+  };
+  const double unfold_ms = time_launch(unfold, b.pairs()).median;
+  BenchRow r = L.row("conv_im2col");
+  const Launch im2col_gemm = [&](cudaStream_t s) {
+    lab06::conv_im2col(L.dx.get(), L.dw.get(), L.dcol.get(), L.dy.get(), p, s);
+  };
+  const double whole = time_launch(im2col_gemm, b.pairs()).median;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, " [column matrix %.1f MB = %.1fx the image; im2col %.0f%% of the time]",
+                L.dcol.bytes() / 1e6, double(L.dcol.size()) / (double(p.c) * p.h * p.w), 100 * unfold_ms / whole);
+  r.kernel += buf;
+  r.ideal_bytes += 2.0 * p.n * L.dcol.bytes();  // each image's column matrix written once and read once
+  line.im2col = b.row(L, r, im2col_gemm);
+
+  line.implicit = b.row(L, L.row("conv_implicit_gemm"), [&](cudaStream_t s) {
+    lab06::conv_implicit_gemm(L.dx.get(), L.dw.get(), L.dy.get(), p, s);
+  }, implicit_target);
+#ifdef CONVLAB_HAVE_CUDNN
+  try {  // the student's own cuDNN path
+    lab06::CudnnState* st = lab06::cudnn_create(p, L.dx.get(), L.dw.get(), L.dy.get());
+    struct Free {
+      lab06::CudnnState* st;
+      ~Free() { lab06::cudnn_destroy(st); }
+    } free_it{st};
+    const lab06::CudnnInfo info = lab06::cudnn_info(st);
+    line.cudnn_mine = b.row(L, L.row("conv_cudnn, " + info.algorithm), [&](cudaStream_t s) {
+      lab06::cudnn_forward(st, L.dx.get(), L.dw.get(), L.dy.get(), s);
+    });
+  } catch (const std::exception& e) {
+    std::printf("conv_cudnn on %s: %s\n", layer_name(p).c_str(), e.what());
+  }
+  line.cudnn_best = time_launch(*L.cudnn, b.pairs()).median;
+#endif
+  return line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_benchmark(
+      argc, argv, "lab06_bench", "Lab 06 — multi-channel convolution: direct, im2col + GEMM, implicit GEMM, cuDNN",
+      [](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
+        Bench b(report, options);
+        const bool quick = options.quick;
+        // 1. The lab report's layer: RGB in, one 3x3 filter, SAME padding.
+        std::vector<ReportLine> lines;
+        const std::vector<int> sizes = quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128, 256, 512, 2048};
+        for (int size : sizes)
+          for (int stride = 1; stride <= 3; ++stride)
+            lines.push_back(bench_layer(b, lab06::make_problem(1, 3, size, size, 1, 3, 3, stride, stride, Padding::same),
+                                        {}, {}));
+        // 2. Larger layers.
+        if (quick) {
+          bench_layer(b, lab06::make_problem(1, 6, 200, 130, 6, 6, 6, 1, 1, Padding::valid), {}, {});
+          bench_layer(b, lab06::make_problem(2, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {}, {});
+        } else {
+          bench_layer(b, lab06::make_problem(1, 6, 768, 512, 6, 6, 6, 1, 1, Padding::valid), {3.0}, {});
+          bench_layer(b, lab06::make_problem(16, 6, 768, 512, 6, 6, 6, 1, 1, Padding::valid), {3.0}, {});
+          bench_layer(b, lab06::make_problem(32, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {},
+                      {1.0 / 1.5});
+          bench_layer(b, lab06::make_problem(8, 128, 28, 28, 128, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {}, {});
+        }
+        std::printf("\nThe lab report's comparison (N1 C3, K1 3x3, SAME padding), median ms:\n\n"
+                    "| input | stride | direct | im2col + GEMM | implicit GEMM | cuDNN (yours) | cuDNN best (FMA) |\n"
+                    "|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (const auto& l : lines)
+          std::printf("| %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f |\n", l.size, l.stride, l.direct, l.im2col,
+                      l.implicit, l.cudnn_mine, l.cudnn_best);
+        std::printf("\n");
+      });
+}

@@ -1,0 +1,601 @@
+// Lab 06's graders. The cases live here, in one place; the golden models are lab06_golden.hpp;
+// points and thresholds are in grading.json.
+//
+// Every path (direct, im2col + GEMM, implicit GEMM, cuDNN) is checked on the same layers:
+// C and K of 1, 3, 6 and 64, non-square images, filters 1x1 to 9x9 (even sizes too), strides 1
+// to 4, every padding mode, batches of 1 and more, sizes that are no tile multiple. Inputs are
+// random from the printed seed; outputs are poisoned with NaN and fenced with NaN guard zones;
+// the tolerance per output is gamma_{m+1} sum |x w| with m = C R S. On the CPU backend the
+// shapes stay small; the larger ones run on a GPU only.
+#include "baseline_lab06.hpp"
+#include "lab06.hpp"
+#include "lab06_golden.hpp"
+
+#include <convlab/compare.hpp>
+#include <convlab/device_buffer.hpp>
+#include <convlab/gpu.hpp>
+#include <convlab/random.hpp>
+#include <convlab/record.hpp>
+#include <convlab/testbed.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace convlab;
+using lab06::ConvProblem;
+using lab06::Padding;
+
+// No guard zones under AddressSanitizer: it then reports the first access out of bounds itself.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kGuard = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr std::size_t kGuard = 0;
+#else
+constexpr std::size_t kGuard = 4096;
+#endif
+#else
+constexpr std::size_t kGuard = 4096;
+#endif
+
+constexpr std::uint64_t kFilterStream = 0xF117E5ull;
+
+// A layer as the tests name it: lab06.correctness.direct.n2_c3_9x11_k6_2x2_st1x1_same
+struct Case {
+  int n, c, h, w, k, r, s, stride_h, stride_w;
+  Padding mode;
+  int pad_h = 0, pad_w = 0;
+  ConvProblem problem() const {
+    return lab06::make_problem(n, c, h, w, k, r, s, stride_h, stride_w, mode, pad_h, pad_w);
+  }
+  std::string name() const {
+    std::ostringstream o;
+    o << "n" << n << "_c" << c << "_" << h << "x" << w << "_k" << k << "_" << r << "x" << s << "_st" << stride_h
+      << "x" << stride_w << "_";
+    if (mode == Padding::valid) o << "valid";
+    else if (mode == Padding::same) o << "same";
+    else o << "pad" << pad_h << "x" << pad_w;
+    return o.str();
+  }
+};
+
+using ConvFn = std::function<void(const float*, const float*, float*, const ConvProblem&, cudaStream_t)>;
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+std::string shape_text(const ConvProblem& p) {
+  std::ostringstream o;
+  o << "N " << p.n << ", C " << p.c << ", " << p.h << " x " << p.w << ", K " << p.k << " filters of " << p.r << " x "
+    << p.s << ", stride " << p.stride_h << " x " << p.stride_w << ", pad " << p.pad_h << " x " << p.pad_w
+    << " -> output " << p.out_h() << " x " << p.out_w();
+  return o.str();
+}
+
+// One layer on the host and the device.
+struct Layer {
+  ConvProblem p;
+  std::vector<float> x, w;
+  Golden g;
+  GuardedBuffer dx, dw, dy;
+  Stream stream;
+  explicit Layer(const ConvProblem& problem, std::uint64_t seed)
+      : p(problem), x(random_floats(p.input_elements(), seed)), w(random_floats(p.filter_elements(), seed ^ kFilterStream)),
+        g(lab06::conv_golden(x, w, p)), dx(x.size(), kGuard), dw(w.size(), kGuard), dy(p.output_elements(), kGuard) {
+    dx.upload(x);
+    dw.upload(w);
+  }
+};
+
+// Where output `i` lies: its coordinates and its window in the input.
+std::string locate(const ConvProblem& p, std::size_t i, bool* in_padding = nullptr) {
+  const int P = p.out_h(), Q = p.out_w();
+  const int q = int(i % Q), oh = int(i / Q % P), k = int(i / (std::size_t(P) * Q) % p.k),
+            n = int(i / (std::size_t(P) * Q * p.k));
+  const int r0 = oh * p.stride_h - p.pad_h, c0 = q * p.stride_w - p.pad_w;
+  const int r1 = r0 + p.r - 1, c1 = c0 + p.s - 1;
+  std::string sides;
+  const auto side = [&sides](bool on, const char* name) {
+    if (on) sides += (sides.empty() ? "" : ", ") + std::string(name);
+  };
+  side(r0 < 0, "top");
+  side(r1 >= p.h, "bottom");
+  side(c0 < 0, "left");
+  side(c1 >= p.w, "right");
+  if (in_padding) *in_padding = !sides.empty();
+  std::ostringstream o;
+  o << "y[n=" << n << "][k=" << k << "][p=" << oh << "][q=" << q << "] (window rows " << r0 << ".." << r1
+    << ", columns " << c0 << ".." << c1 << ": "
+    << (sides.empty() ? "inside the image" : "overlaps the zero padding (" + sides + ")") << ")";
+  return o.str();
+}
+
+bool agrees(const std::vector<float>& got, const Comparison& c, const Golden& alt) {
+  if (c.first.empty()) return false;
+  for (const auto& m : c.first)
+    if (!(std::fabs(double(got[m.index]) - alt.value[m.index]) <= tolerance_for(alt.magnitude[m.index], alt.terms)))
+      return false;
+  return true;
+}
+
+// What the wrong outputs suggest: other computations that give exactly what the kernel wrote.
+std::string diagnose(const Layer& L, const Comparison& c, const std::vector<float>& got) {
+  const ConvProblem& p = L.p;
+  std::string hints;
+  if (c.unwritten == c.checked)
+    return "hint: no output was written at all: is the kernel still a TODO, is its grid empty, does it store to y?\n";
+  if (c.unwritten > 0)
+    hints += "hint: " + std::to_string(c.unwritten) +
+             " outputs were never written: does the grid cover all N K P Q outputs (round up, and mind the output "
+             "size P = (H + 2 pad_h - R) / stride_h + 1), and does every thread that owns one reach its store?\n";
+  if (c.from_unwritten_shared > 0)
+    hints += "hint: outputs were computed from shared memory no thread had written yet: a __syncthreads() is "
+             "missing between filling a tile and reading it, or part of the tile is never loaded.\n";
+  if (c.unwritten > 0 || p.macs() > 2e8) return hints;  // the alternatives below cost a golden model each
+  const auto tryit = [&](const lab06::ConvVariant& v, const std::string& text) {
+    if (agrees(got, c, lab06::conv_golden(L.x, L.w, p, v))) hints += "hint: " + text + "\n";
+  };
+  const int offsets[][2] = {{p.pad_w, p.pad_h}, {p.pad_w, p.pad_w}, {p.pad_h, p.pad_h}, {0, 0},
+                            {0, p.pad_w},       {p.pad_h, 0},       {p.pad_h + 1, p.pad_w}, {p.pad_h, p.pad_w + 1}};
+  for (const auto& o : offsets) {
+    if (o[0] == p.pad_h && o[1] == p.pad_w) continue;
+    lab06::ConvVariant v;
+    v.off_h = o[0];
+    v.off_w = o[1];
+    tryit(v, "these outputs equal a window whose top-left corner is (p*stride_h - " + std::to_string(o[0]) +
+                 ", q*stride_w - " + std::to_string(o[1]) + ") instead of (p*stride_h - pad_h, q*stride_w - pad_w) "
+                 "= (p*stride_h - " + std::to_string(p.pad_h) + ", q*stride_w - " + std::to_string(p.pad_w) +
+                 "): check the padding offset (ih = p*stride_h - pad_h + r, iw = q*stride_w - pad_w + s)");
+    if (hints.find("padding offset") != std::string::npos) break;
+  }
+  if (p.stride_h > 1 || p.stride_w > 1) {
+    const int dil[][2] = {{p.stride_h, p.stride_w}, {p.stride_h, 1}, {1, p.stride_w}};
+    for (const auto& d : dil) {
+      if (d[0] == 1 && d[1] == 1) continue;
+      lab06::ConvVariant v;
+      v.dil_h = d[0];
+      v.dil_w = d[1];
+      tryit(v, "these outputs equal the result with the filter taps spaced by the stride (ih = p*stride_h - pad_h "
+               "+ r*stride_h): the stride moves the window, not the taps inside it; ih = p*stride_h - pad_h + r");
+      if (hints.find("spaced by the stride") != std::string::npos) break;
+    }
+  }
+  if (p.c > 1)
+    for (int ch : {p.c - 1, 0}) {
+      lab06::ConvVariant v;
+      v.only_channel = ch;
+      tryit(v, "these outputs equal the sum over channel " + std::to_string(ch) +
+                   " alone: the channels are not accumulated; all C channels add into one sum per output");
+      if (hints.find("not accumulated") != std::string::npos) break;
+    }
+  if (p.r > 1 || p.s > 1) {
+    lab06::ConvVariant v;
+    v.flip = true;
+    tryit(v, "these outputs equal the result with the filter reversed (true convolution): a CNN layer computes "
+             "cross-correlation, w[k][c][r][s] multiplies x[..][p*stride_h - pad_h + r][q*stride_w - pad_w + s]");
+  }
+  bool any_inside = false;
+  for (const auto& m : c.first) {
+    bool pad = false;
+    locate(p, m.index, &pad);
+    any_inside |= !pad;
+  }
+  if (!any_inside && !c.first.empty() && hints.empty())
+    hints += "hint: only outputs whose window overlaps the zero padding are listed: check the bounds test (0 <= ih "
+             "< H, 0 <= iw < W) and the padding offset.\n";
+  return hints;
+}
+
+std::string report(const Comparison& c, const std::function<std::string(std::size_t)>& where,
+                   const std::vector<float>& got) {
+  std::ostringstream o;
+  o << c.wrong << " of " << c.checked << " outputs are wrong";
+  if (c.unwritten) o << " (" << c.unwritten << " never written: still the NaN poison)";
+  o << "; largest error " << c.max_error << ", " << c.max_error_ratio << " times its tolerance\n";
+  for (const auto& m : c.first) {
+    o << "  " << where(m.index) << ": got ";
+    if (m.unwritten) o << "NaN (never written)";
+    else if (m.from_unwritten_shared) o << "NaN (computed from shared memory that no thread had written yet)";
+    else o << got[m.index];
+    o << ", expected " << m.expected << " (tolerance " << m.tolerance << ")\n";
+  }
+  return o.str();
+}
+
+// Runs `fn` once on a poisoned output; an error text if the launch or the run failed.
+std::string run_once(const ConvFn& fn, Layer& L, float* out) {
+  try {
+    fn(L.dx.data(), L.dw.data(), out, L.p, L.stream.s);
+  } catch (const std::exception& e) {
+    return std::string("the launcher failed: ") + e.what();
+  }
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    return std::string("the kernel launch failed: ") + cudaGetErrorString(e) +
+           " - check the grid and block sizes and the shared memory size";
+  if (cudaError_t e = cudaStreamSynchronize(L.stream.s); e != cudaSuccess)
+    return std::string("the kernel failed while running: ") + cudaGetErrorString(e) +
+           " - an illegal address usually means an index outside an array; run it under compute-sanitizer";
+  return {};
+}
+
+bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when) {
+  L.dy.poison();
+  if (const std::string err = run_once(fn, L, L.dy.data()); !err.empty()) {
+    ADD_FAILURE() << when << err << "\nlayer: " << shape_text(L.p);
+    return false;
+  }
+  const std::vector<float> got = L.dy.download();
+  const ConvProblem p = L.p;
+  const Comparison c = compare(got, L.g, Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
+  const std::string guards = L.dy.check_guards();
+  auto& rec = current_record();
+  rec.max_error = c.max_error;
+  if (std::isfinite(c.max_error_ratio)) rec.max_error_ratio = c.max_error_ratio;
+  if (c.ok() && guards.empty()) return true;
+  ADD_FAILURE() << when << "layer: " << shape_text(p) << "\n"
+                << report(c, [&p](std::size_t i) { return locate(p, i); }, got)
+                << (guards.empty() ? "" : guards + "\nhint: a store landed outside y: guard every store with the "
+                                                   "output's bounds (k < K, p < P, q < Q, and the batch)\n")
+                << (c.ok() ? "" : diagnose(L, c, got));
+  return false;
+}
+
+bool check_conv(const ConvFn& fn, const Case& cs) {
+  Layer L(cs.problem(), current_seed());
+  return run_and_compare(fn, L, "");
+}
+
+// --- the paths, as ConvFns ----------------------------------------------------------------------
+
+void direct(const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
+  lab06::conv_direct(x, w, y, p, s);
+}
+void implicit_gemm(const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
+  lab06::conv_implicit_gemm(x, w, y, p, s);
+}
+// im2col + GEMM with a grader-owned workspace, poisoned with NaN for correctness runs.
+ConvFn im2col_gemm(bool poison) {
+  auto col = std::make_shared<DeviceBuffer<float>>();
+  return [col, poison](const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
+    const std::size_t need = lab06::im2col_workspace_floats(p);
+    if (col->size() != need) *col = DeviceBuffer<float>(need);
+    if (poison) CONVLAB_CUDA_CHECK(cudaMemsetAsync(col->get(), 0xFF, col->bytes(), s));
+    lab06::conv_im2col(x, w, col->get(), y, p, s);
+  };
+}
+
+#ifdef CONVLAB_HAVE_CUDNN
+// The student's cuDNN path, set up and torn down around each correctness run; the output
+// size cuDNN reports must be the contract's.
+void cudnn_path(const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
+  lab06::CudnnState* st = lab06::cudnn_create(p, x, w, y);
+  struct Free {
+    lab06::CudnnState* st;
+    ~Free() { lab06::cudnn_destroy(st); }
+  } free_it{st};
+  const lab06::CudnnInfo info = lab06::cudnn_info(st);
+  if (info.out_h != p.out_h() || info.out_w != p.out_w())
+    throw std::runtime_error("cudnn_info() reports an output of " + std::to_string(info.out_h) + " x " +
+                             std::to_string(info.out_w) + ", the layer's is " + std::to_string(p.out_h()) + " x " +
+                             std::to_string(p.out_w()) + ": take it from cudnnGetConvolution2dForwardOutputDim");
+  std::printf("cuDNN chose %s, workspace %zu bytes\n", info.algorithm.c_str(), info.workspace_bytes);
+  lab06::cudnn_forward(st, x, w, y, s);
+  CONVLAB_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+#endif
+
+// --- the column matrix and the GEMM on their own: a wrong layer is then named where it is ------
+
+void check_im2col(const Case& cs) {
+  const ConvProblem p = cs.problem();
+  const std::vector<float> x = random_floats(p.input_elements(), current_seed());
+  const int image = p.n - 1;  // the last image: its offset in x matters
+  const Golden g = lab06::im2col_golden(x, image, p);
+  GuardedBuffer dx(x.size(), kGuard), dcol(g.value.size(), kGuard);
+  dx.upload(x);
+  dcol.poison();
+  Stream st;
+  try {
+    lab06::im2col(dx.data(), image, dcol.data(), p, st.s);
+    CONVLAB_CUDA_CHECK(cudaStreamSynchronize(st.s));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "im2col failed: " << e.what();
+    return;
+  }
+  const std::vector<float> got = dcol.download();
+  const int cols = int(lab06::im2col_cols(p)), rows = int(lab06::im2col_rows(p)), Q = p.out_w();
+  const Comparison c = compare(got, g, Grid{cols, rows, 0});
+  const std::string guards = dcol.check_guards();
+  if (c.ok() && guards.empty()) return;
+  const auto where = [&](std::size_t i) {
+    const int row = int(i / cols), col = int(i % cols);
+    std::ostringstream o;
+    o << "column matrix col[" << row << "][" << col << "] (tap c=" << row / (p.r * p.s) << ", r=" << row / p.s % p.r
+      << ", s=" << row % p.s << " of output p=" << col / Q << ", q=" << col % Q << ")";
+    return o.str();
+  };
+  std::string hint;
+  if (!c.first.empty()) {  // stored transposed: element (row, col) at col * rows + row
+    bool transposed = true;
+    for (const auto& m : c.first) {
+      const std::size_t row = m.index / cols, col = m.index % cols;
+      (void)row;
+      (void)col;
+      const std::size_t t = m.index;  // what sits here if the writer swapped row and column
+      const std::size_t tr = t % rows, tc = t / rows;
+      if (tc >= std::size_t(cols) || got[t] != float(g.value[tr * cols + tc])) transposed = false;
+    }
+    if (transposed)
+      hint = "hint: the column matrix is stored transposed (row and column swapped): row (c R + r) S + s is the tap, "
+             "column p Q + q the output, and the element goes to col[row * P Q + column]\n";
+  }
+  ADD_FAILURE() << "im2col of image " << image << ", layer " << shape_text(p) << ": the column matrix ("
+                << rows << " x " << cols << ") is wrong\n"
+                << report(c, where, got) << (guards.empty() ? "" : guards + "\n") << hint;
+}
+
+struct GemmCase {
+  int m, n, kd;
+  std::string name() const {
+    return "m" + std::to_string(m) + "_n" + std::to_string(n) + "_k" + std::to_string(kd);
+  }
+};
+
+void check_gemm(const GemmCase& gc) {
+  const std::vector<float> a = random_floats(std::size_t(gc.m) * gc.kd, current_seed());
+  const std::vector<float> b = random_floats(std::size_t(gc.kd) * gc.n, current_seed() ^ kFilterStream);
+  const Golden g = lab06::gemm_golden(a, b, gc.m, gc.n, gc.kd);
+  GuardedBuffer da(a.size(), kGuard), db(b.size(), kGuard), dc(g.value.size(), kGuard);
+  da.upload(a);
+  db.upload(b);
+  dc.poison();
+  Stream st;
+  try {
+    lab06::gemm(da.data(), db.data(), dc.data(), gc.m, gc.n, gc.kd, st.s);
+    CONVLAB_CUDA_CHECK(cudaStreamSynchronize(st.s));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "gemm failed: " << e.what();
+    return;
+  }
+  const std::vector<float> got = dc.download();
+  const Comparison c = compare(got, g, Grid{gc.n, gc.m, 0});
+  const std::string guards = dc.check_guards();
+  if (c.ok() && guards.empty()) return;
+  const auto where = [&](std::size_t i) {
+    return "C[" + std::to_string(i / gc.n) + "][" + std::to_string(i % gc.n) + "]";
+  };
+  ADD_FAILURE() << "gemm " << gc.m << " x " << gc.n << " x " << gc.kd << " (C = A B, A " << gc.m << " x " << gc.kd
+                << ", B " << gc.kd << " x " << gc.n << "):\n"
+                << report(c, where, got) << (guards.empty() ? "" : guards + "\n")
+                << (guards.empty() ? ""
+                                   : "hint: the GEMM stored outside C: guard the stores of a tile that hangs over the "
+                                     "last row or column (row < m && column < n)\n");
+}
+
+// --- speed ----------------------------------------------------------------------------------------
+
+// How many independent speed decisions a speed test makes: CONVLAB_SPEED_REPEAT (1 to 100,
+// default 1), as the shared conv testbed reads it (the GPU check's repeated runs).
+int speed_repeats() {
+  const char* env = std::getenv("CONVLAB_SPEED_REPEAT");
+  if (env == nullptr || *env == '\0') return 1;
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  if (*end != '\0' || n < 1 || n > 100)
+    throw std::invalid_argument(std::string("CONVLAB_SPEED_REPEAT must be a whole number from 1 to 100, not '") +
+                                env + "'");
+  return int(n);
+}
+
+void check_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader) {
+  Layer L(cs.problem(), current_seed());
+  if (!run_and_compare(candidate, L, "speed not measured, the kernel is wrong on the timed layer: ")) return;
+  DeviceBuffer<float> base_out(L.p.output_elements());
+  SpeedPolicy policy;
+  policy.threshold = grader.threshold;
+  const ConvProblem p = L.p;
+  // The output is poisoned before every timed run, outside the timed region. With
+  // CONVLAB_SPEED_REPEAT=N, N independent decisions on the same data: every one must pass,
+  // the lowest ratio is recorded.
+  const int repeats = speed_repeats();
+  SpeedVerdict worst;
+  for (int rep = 0; rep < repeats; ++rep) {
+    SpeedVerdict v = check_speedup(
+        [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); },
+        [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); }, policy,
+        cs.name() + " vs the naive direct baseline (one thread per output)",
+        [&](cudaStream_t s) { CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * 4, s)); });
+    if (repeats > 1) std::printf("repeat %d/%d: ", rep + 1, repeats);
+    std::printf("%s\n", v.message.c_str());
+    if (rep == 0 || (!v.passed && worst.passed) || (v.passed == worst.passed && v.ratio < worst.ratio)) worst = v;
+  }
+  const SpeedVerdict& v = worst;
+  const SpeedRound& last = v.rounds.back();
+  auto& rec = current_record();
+  rec.time_ms = last.candidate_ms.median;
+  rec.baseline_ms = last.baseline_ms.median;
+  rec.ratio = v.ratio;
+  rec.threshold = grader.threshold;
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const Comparison after = compare(L.dy.download(), L.g, Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
+  if (!after.ok()) {
+    ADD_FAILURE() << "the output of the last timed run is wrong: every call must compute the whole layer";
+    return;
+  }
+  EXPECT_TRUE(v.passed) << v.message;
+}
+
+// --- the cases ------------------------------------------------------------------------------------
+
+constexpr Padding kValid = Padding::valid, kSame = Padding::same, kPad = Padding::explicit_pads;
+
+// Small enough for the CPU backend. Comments: which kernel of the reference's conv_direct()
+// they reach (small: few taps, R, S <= 8, stride <= 3; naive otherwise).
+const Case kCases[] = {
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, kValid},          // one of everything
+    {1, 3, 7, 5, 1, 3, 3, 1, 1, kSame},           // RGB, one filter (the lab report's layer)
+    {2, 3, 9, 11, 6, 2, 2, 1, 1, kSame},          // even filter: SAME's odd total padding
+    {1, 6, 17, 13, 6, 6, 6, 1, 1, kValid},        // the blog's layer, shrunk
+    {1, 6, 20, 31, 3, 5, 5, 2, 2, kSame},         // stride 2
+    {2, 1, 33, 7, 3, 7, 7, 3, 3, kPad, 3, 2},     // stride 3, unequal pads
+    {1, 3, 40, 1, 1, 3, 1, 1, 1, kSame},          // one column wide
+    {1, 6, 12, 140, 6, 6, 6, 1, 1, kValid},       // wider than one 128-column tile
+    {1, 64, 10, 7, 64, 3, 3, 2, 2, kPad, 1, 0},   // naive: C = K = 64, stride 2, unequal pads
+    {2, 64, 6, 9, 6, 3, 3, 1, 1, kPad, 1, 1},     // C = 64, K = 6
+    {1, 6, 15, 12, 3, 9, 9, 2, 2, kPad, 4, 2},    // naive: 9 x 9 filter, stride 2
+    {1, 3, 16, 19, 6, 3, 2, 4, 3, kValid},        // naive: stride 4 x 3, 3 x 2 filter
+    {3, 3, 11, 13, 64, 4, 4, 1, 2, kSame},        // K = 64, stride 1 x 2, even filter
+    {1, 64, 5, 5, 64, 1, 1, 1, 1, kValid},        // 1 x 1 filter: a plain matrix product
+    {2, 64, 20, 23, 64, 3, 3, 1, 1, kPad, 1, 1},  // naive: a ResNet-like layer, several 128 x 128 GEMM tiles
+    {1, 6, 70, 300, 6, 6, 6, 1, 1, kValid},       // the blog's layer on a 70 x 300 image
+    {2, 5, 9, 13, 100, 3, 3, 1, 1, kSame},        // K = 100: more than one 64- or 128-row GEMM tile
+};
+// GPU only: real layers, larger than any tile and (the first) than the L2 cache.
+const Case kGpuCases[] = {
+    {1, 6, 768, 512, 6, 6, 6, 1, 1, kValid},      // the blog's layer
+    {4, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1},  // a ResNet layer
+    {1, 3, 513, 257, 6, 7, 7, 2, 2, kSame},
+    {2, 64, 67, 130, 64, 1, 1, 1, 1, kValid},
+    {1, 3, 512, 512, 1, 3, 3, 3, 3, kSame},       // the lab report's largest
+    {2, 128, 28, 28, 130, 3, 3, 1, 1, kPad, 1, 1},  // K = 130: two 128-row tiles, the second nearly empty
+};
+const GemmCase kGemmCases[] = {{1, 1, 1}, {6, 54, 27}, {64, 64, 64}, {65, 63, 17}, {3, 1000, 75}, {130, 67, 300}};
+const GemmCase kGpuGemmCases[] = {{64, 3136, 576}, {1000, 1001, 999}};
+const Case kIm2colCases[] = {
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, kValid}, {2, 3, 7, 5, 1, 3, 3, 1, 1, kSame},   {1, 6, 20, 31, 3, 5, 5, 2, 2, kSame},
+    {2, 1, 33, 7, 3, 7, 7, 3, 3, kPad, 3, 2}, {1, 3, 16, 19, 6, 3, 2, 4, 3, kValid},
+};
+// Speed: the blog's layer at batch 1 and 16 (direct), the ResNet layer (implicit GEMM).
+const Case kSpeedDirect[] = {{1, 6, 768, 512, 6, 6, 6, 1, 1, kValid}, {16, 6, 768, 512, 6, 6, 6, 1, 1, kValid}};
+const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8, 128, 28, 28, 128, 3, 3, 1, 1, kPad, 1, 1}};
+
+void register_lab06(Registry& reg) {
+  std::vector<Case> cases(std::begin(kCases), std::end(kCases));
+  std::vector<GemmCase> gemms(std::begin(kGemmCases), std::end(kGemmCases));
+  if (!kCpuBackend) {
+    cases.insert(cases.end(), std::begin(kGpuCases), std::end(kGpuCases));
+    gemms.insert(gemms.end(), std::begin(kGpuGemmCases), std::end(kGpuGemmCases));
+  }
+  for (const Case& c : cases) {
+    reg.gpu("correctness", "direct", c.name(), [c] { check_conv(direct, c); });
+    reg.gpu("correctness", "im2col_gemm", c.name(), [c] { check_conv(im2col_gemm(true), c); });
+    reg.gpu("correctness", "implicit_gemm", c.name(), [c] { check_conv(implicit_gemm, c); });
+#ifdef CONVLAB_HAVE_CUDNN
+    reg.gpu("correctness", "cudnn", c.name(), [c] { check_conv(cudnn_path, c); });
+#endif
+  }
+#ifndef CONVLAB_HAVE_CUDNN
+  reg.gpu("correctness", "cudnn", "not_built", [] {
+    GTEST_SKIP() << "cuDNN was not found when this build was configured (the CPU backend never has it): "
+                    "conv_cudnn.cu is compiled and graded only on a machine with an NVIDIA GPU and cuDNN";
+  });
+#endif
+  for (const Case& c : kIm2colCases) reg.gpu("correctness", "im2col", c.name(), [c] { check_im2col(c); });
+  for (const GemmCase& g : gemms) reg.gpu("correctness", "gemm", g.name(), [g] { check_gemm(g); });
+
+  const LabSpec& spec = reg.spec();
+  for (const Case& c : kSpeedDirect)
+    reg.gpu("speedup", "direct", c.name(), [c, &spec] { check_speed(direct, c, spec.grader("speedup.direct")); });
+  for (const Case& c : kSpeedImplicit)
+    reg.gpu("speedup", "implicit_gemm", c.name(),
+            [c, &spec] { check_speed(implicit_gemm, c, spec.grader("speedup.implicit_gemm")); });
+  for (const Case& c : kSpeedImplicit)
+    reg.gpu("speedup", "im2col_gemm", c.name(),
+            [c, &spec] { check_speed(im2col_gemm(false), c, spec.grader("speedup.im2col_gemm")); });
+
+  // --- CPU: the shape function, and the launchers refusing bad layers -----------------------------
+  reg.cpu("cpu", "shape", "output_size_and_padding_modes", [] {
+    // VALID: no padding, P = (H - R) / stride + 1.
+    auto p = lab06::make_problem(1, 6, 768, 512, 6, 6, 6, 1, 1, kValid);
+    EXPECT_EQ(p.out_h(), 763);
+    EXPECT_EQ(p.out_w(), 507);
+    // SAME, odd filter, stride 1: total padding 2, one on each side, output = input.
+    p = lab06::make_problem(1, 3, 7, 5, 1, 3, 3, 1, 1, kSame);
+    EXPECT_EQ(p.pad_h, 1);
+    EXPECT_EQ(p.out_h(), 7);
+    EXPECT_EQ(p.out_w(), 5);
+    // SAME, even filter: total padding R - 1 = 1 is odd; pad 0 and the output recomputed: 4, not 5.
+    p = lab06::make_problem(1, 1, 5, 5, 1, 2, 2, 1, 1, kSame);
+    EXPECT_EQ(p.pad_h, 0);
+    EXPECT_EQ(p.out_h(), 4);
+    // SAME, stride 2: out = ceil(7 / 2) = 4, total (4 - 1) 2 + 3 - 7 = 2, pad 1, (7 + 2 - 3) / 2 + 1 = 4.
+    p = lab06::make_problem(1, 1, 7, 7, 1, 3, 3, 2, 2, kSame);
+    EXPECT_EQ(p.pad_h, 1);
+    EXPECT_EQ(p.out_h(), 4);
+    // SAME, the lab report's 512, 3x3, stride 3: out 171, total 170*3 + 3 - 512 = 1, pad 0, out (512 - 3) / 3 + 1 = 170.
+    p = lab06::make_problem(1, 3, 512, 512, 1, 3, 3, 3, 3, kSame);
+    EXPECT_EQ(p.pad_h, 0);
+    EXPECT_EQ(p.out_h(), 170);
+    // SAME, 2048, 3x3, stride 2: out 1024, total 1, pad 0, out 1023.
+    p = lab06::make_problem(1, 3, 2048, 2048, 1, 3, 3, 2, 2, kSame);
+    EXPECT_EQ(p.out_h(), 1023);
+    // SAME where the stride is larger than the filter: total padding negative, so 0.
+    p = lab06::make_problem(1, 1, 5, 5, 1, 1, 1, 3, 3, kSame);
+    EXPECT_EQ(p.pad_h, 0);
+    EXPECT_EQ(p.out_h(), 2);
+    // Explicit, unequal pads and strides.
+    p = lab06::make_problem(2, 1, 33, 7, 3, 7, 7, 3, 3, kPad, 3, 2);
+    EXPECT_EQ(p.out_h(), (33 + 6 - 7) / 3 + 1);
+    EXPECT_EQ(p.out_w(), (7 + 4 - 7) / 3 + 1);
+  });
+  reg.cpu("cpu", "shape", "bad_layers_refused", [] {
+    expect_refused([] { lab06::make_problem(1, 1, 8, 8, 1, 3, 3, 0, 1, kValid); }, "stride must be");
+    expect_refused([] { lab06::make_problem(1, 1, 8, 8, 1, 3, 3, 1, 1, kPad, -1, 0); }, "padding must be >= 0");
+    expect_refused([] { lab06::make_problem(1, 1, 4, 4, 1, 5, 5, 1, 1, kValid); }, "larger than the padded input");
+    expect_refused([] { lab06::make_problem(1, 1, 4, 4, 1, 3, 3, 1, 1, kPad, 3, 0); }, "smaller than the filter");
+    expect_refused([] { lab06::make_problem(0, 1, 4, 4, 1, 3, 3, 1, 1, kValid); }, "every size must be >= 1");
+    expect_refused([] { lab06::make_problem(1, 1, 4, 4, 0, 3, 3, 1, 1, kValid); }, "every size must be >= 1");
+    expect_refused([] { lab06::make_problem(1, 1, 64, 64, 1, 33, 3, 1, 1, kValid); }, "filter must be at most");
+    expect_refused([] { lab06::make_problem(1, 1, 64, 64, 1, 3, 3, 17, 1, kValid); }, "stride must be in");
+    expect_refused([] { lab06::make_problem(1 << 12, 64, 1024, 1024, 1, 3, 3, 1, 1, kValid); }, "2^30 floats");
+  });
+  reg.cpu("cpu", "contract", "launchers_refuse_bad_layers", [] {
+    ConvProblem bad{1, 1, 4, 4, 1, 5, 5, 1, 1, 0, 0};  // filter larger than the input
+    EXPECT_THROW(lab06::conv_direct(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
+    EXPECT_THROW(lab06::conv_im2col(nullptr, nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
+    EXPECT_THROW(lab06::im2col(nullptr, 0, nullptr, bad, nullptr), std::invalid_argument);
+    EXPECT_THROW(lab06::conv_implicit_gemm(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
+    EXPECT_THROW(lab06::gemm(nullptr, nullptr, nullptr, 0, 4, 4, nullptr), std::invalid_argument);
+    ConvProblem zero_stride{1, 1, 8, 8, 1, 3, 3, 0, 1, 0, 0};
+    EXPECT_THROW(lab06::conv_direct(nullptr, nullptr, nullptr, zero_stride, nullptr), std::invalid_argument);
+  });
+  reg.cpu("cpu", "golden", "worked_by_hand", [] {
+    // x: one image, 2 channels of 3 x 3 (channel 0: 1..9, channel 1: all 1); one 2 x 2 filter per
+    // channel (channel 0: [1 0; 0 -1], channel 1: all 0.5); stride 1, pad 1 -> 4 x 4 outputs.
+    std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    std::vector<float> w = {1, 0, 0, -1, 0.5f, 0.5f, 0.5f, 0.5f};
+    const auto p = lab06::make_problem(1, 2, 3, 3, 1, 2, 2, 1, 1, kPad, 1, 1);
+    const Golden g = lab06::conv_golden(x, w, p);
+    ASSERT_EQ(g.value.size(), 16u);
+    EXPECT_EQ(g.terms, 8);
+    // y[0][0]: window rows -1..0, cols -1..0: channel 0 gives -x(0,0) = -1, channel 1 gives 0.5 -> -0.5.
+    EXPECT_DOUBLE_EQ(g.value[0], -0.5);
+    // y[1][1]: rows 0..1, cols 0..1: 1 - 5 = -4, plus 4 * 0.5 = 2 -> -2.
+    EXPECT_DOUBLE_EQ(g.value[5], -2.0);
+    // y[3][3]: rows 2..3, cols 2..3: channel 0 gives x(2,2) = 9, channel 1 gives 0.5 -> 9.5.
+    EXPECT_DOUBLE_EQ(g.value[15], 9.5);
+    EXPECT_DOUBLE_EQ(g.magnitude[5], 1 + 5 + 2.0);
+    // The column matrix: 8 rows (c, r, s) x 16 columns (p, q); row 3 is tap (0, 1, 1): x[p][q].
+    const Golden col = lab06::im2col_golden(x, 0, p);
+    ASSERT_EQ(col.value.size(), 8u * 16u);
+    EXPECT_DOUBLE_EQ(col.value[3 * 16 + 0], 1.0);   // output (0, 0): x(0, 0)
+    EXPECT_DOUBLE_EQ(col.value[3 * 16 + 15], 0.0);  // output (3, 3): x(3, 3) is padding
+    EXPECT_DOUBLE_EQ(col.value[0 * 16 + 5], 1.0);   // tap (0, 0, 0) of output (1, 1): x(0, 0)
+  });
+}
+
+}  // namespace
+
+CONVLAB_LAB_MAIN(register_lab06)
