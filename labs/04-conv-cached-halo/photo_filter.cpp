@@ -165,9 +165,9 @@ int run(const Options& o) {
   }
 
   float *d_in = nullptr, *d_out = nullptr, *d_tmp = nullptr;
-  CONVLAB_CUDA_CHECK(cudaMalloc(&d_in, n * sizeof(float)));
-  CONVLAB_CUDA_CHECK(cudaMalloc(&d_out, n * sizeof(float)));
-  CONVLAB_CUDA_CHECK(cudaMalloc(&d_tmp, n * sizeof(float)));
+  CONVLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_in), n * sizeof(float)));
+  CONVLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_out), n * sizeof(float)));
+  CONVLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_tmp), n * sizeof(float)));
   const lab04::Conv2dProblem problem{w, h, o.radius};
   Image out{w, h, grey_out ? 1 : 3, {}};
   out.pixels.resize(n * out.channels);
