@@ -113,7 +113,7 @@ void launch_fast(const float* in, float* out, const Grid2d& g, const Coeffs& c, 
 constexpr int TILE = 64, MAX_FUSE = 4, OUT = TILE - 2 * MAX_FUSE;  // 56
 constexpr int TB_X = 32, TB_Y = 8, TB_ROWS = TILE / TB_Y;          // 8 rows per thread
 
-__global__ void __launch_bounds__(TB_X * TB_Y)
+__global__ void __launch_bounds__(TB_X * TB_Y, 4)
     heat2d_temporal_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, Boundary bc,
                            float wall, Coeffs c, int fuse) {
   __shared__ float s_buf[2][TILE][TILE];

@@ -39,7 +39,7 @@ struct Dims {
 };
 
 // u(x, y, z) with the boundary condition applied.
-__device__ __forceinline__ float at(const float* __restrict__ u, int x, int y, int z, const Dims& d) {
+[[maybe_unused]] __device__ __forceinline__ float at(const float* __restrict__ u, int x, int y, int z, const Dims& d) {
   x = ghost(x, d.nx, d.bc);
   y = ghost(y, d.ny, d.bc);
   z = ghost(z, d.nz, d.bc);
