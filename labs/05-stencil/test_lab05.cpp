@@ -579,6 +579,11 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
     return;
   }
   if (!verify("speed not measured, the kernel is wrong on the timed problem: ")) return;
+  // The yardstick must be right too (it starts from the initial state only this once).
+  baseline(stream.s);
+  CONVLAB_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  const Report base = compare_field((c.steps % 2 == 0 ? b_u : b_tmp).download(), g, s, c.three_d());
+  ASSERT_TRUE(base.ok()) << "the grader's naive baseline is wrong (a harness bug, not yours):\n" << base.text;
   SpeedPolicy policy;
   policy.threshold = grader.threshold;
   const SpeedVerdict v = check_speedup(baseline, student, policy, what, prepare);
