@@ -112,7 +112,17 @@ __global__ void __launch_bounds__(CO_X * CO_Y)
   }
 }
 
-__global__ void __launch_bounds__(RT_X * RT_Y)
+// u(x, y, z) for the register kernel: straight from memory when the block does not touch the
+// grid's x-y boundary (`inner`) and z lies inside the grid, through the boundary condition otherwise.
+__device__ __forceinline__ float load(const float* __restrict__ in, int x, int y, int z, const Dims& d, bool inner) {
+  if (inner && static_cast<unsigned>(z) < static_cast<unsigned>(d.nz)) return __ldg(&in[index3(x, y, z, d)]);
+  return at(in, x, y, z, d);
+}
+
+// Register tiling with loads issued one plane ahead: while plane z is computed, plane z+2 (the
+// next `next`) and the halo of plane z+1 are already on their way, so a DRAM access has a whole
+// iteration to arrive instead of stalling the block at its first barrier.
+__global__ void __launch_bounds__(RT_X * RT_Y, 4)
     stencil3d_register_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
   __shared__ float s_curr[RT_Y + 2][RT_X + 2];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -121,24 +131,33 @@ __global__ void __launch_bounds__(RT_X * RT_Y)
   const int z0 = blockIdx.z * Z_PER_BLOCK;
   const int z_end = min(z0 + Z_PER_BLOCK, d.nz);
   const bool active = x < d.nx && y < d.ny;
+  const int bx = blockIdx.x, by = blockIdx.y;
+  const bool inner = bx > 0 && (bx + 1) * RT_X < d.nx && by > 0 && (by + 1) * RT_Y < d.ny;
+  // The edge threads also load the halo: the cell left of the first column, right of the last,
+  // below the first row, above the last.
+  const bool left = tx == 0, right = tx == RT_X - 1, down = ty == 0, up = ty == RT_Y - 1;
   // Threads past the grid's edge still load (a ghost value) and reach every barrier: their
   // cells are the halo of the last active column or row.
-  float prev = at(in, x, y, z0 - 1, d);
-  float curr = at(in, x, y, z0, d);
-  const int bx = blockIdx.x, by = blockIdx.y;
-  const bool interior_xy = bx > 0 && (bx + 1) * RT_X < d.nx && by > 0 && (by + 1) * RT_Y < d.ny;
-  const long long plane = static_cast<long long>(d.nx) * d.ny;
+  float prev = load(in, x, y, z0 - 1, d, inner);
+  float curr = load(in, x, y, z0, d, inner);
+  float next = load(in, x, y, z0 + 1, d, inner);
+  float h_left = left ? load(in, x - 1, y, z0, d, inner) : 0.0f;
+  float h_right = right ? load(in, x + 1, y, z0, d, inner) : 0.0f;
+  float h_down = down ? load(in, x, y - 1, z0, d, inner) : 0.0f;
+  float h_up = up ? load(in, x, y + 1, z0, d, inner) : 0.0f;
   for (int z = z0; z < z_end; ++z) {
-    float next;
-    if (interior_xy && z + 1 < d.nz)
-      next = __ldg(&in[index3(x, y, z, d) + plane]);
-    else
-      next = at(in, x, y, z + 1, d);
+    // Prefetch: plane z+2 for the next iteration's `next`, and plane z+1's halo.
+    const bool more = z + 1 < z_end;
+    const float next2 = more ? load(in, x, y, z + 2, d, inner) : 0.0f;
+    const float n_left = more && left ? load(in, x - 1, y, z + 1, d, inner) : 0.0f;
+    const float n_right = more && right ? load(in, x + 1, y, z + 1, d, inner) : 0.0f;
+    const float n_down = more && down ? load(in, x, y - 1, z + 1, d, inner) : 0.0f;
+    const float n_up = more && up ? load(in, x, y + 1, z + 1, d, inner) : 0.0f;
     s_curr[ty + 1][tx + 1] = curr;
-    if (tx == 0) s_curr[ty + 1][0] = at(in, x - 1, y, z, d);
-    if (tx == RT_X - 1) s_curr[ty + 1][RT_X + 1] = at(in, x + 1, y, z, d);
-    if (ty == 0) s_curr[0][tx + 1] = at(in, x, y - 1, z, d);
-    if (ty == RT_Y - 1) s_curr[RT_Y + 1][tx + 1] = at(in, x, y + 1, z, d);
+    if (left) s_curr[ty + 1][0] = h_left;
+    if (right) s_curr[ty + 1][RT_X + 1] = h_right;
+    if (down) s_curr[0][tx + 1] = h_down;
+    if (up) s_curr[RT_Y + 1][tx + 1] = h_up;
     __syncthreads();  // register: the current plane and its halo are loaded
     if (active)
       out[index3(x, y, z, d)] = c.c0 * curr + c.cx * (s_curr[ty + 1][tx] + s_curr[ty + 1][tx + 2]) +
@@ -146,6 +165,11 @@ __global__ void __launch_bounds__(RT_X * RT_Y)
     __syncthreads();  // register: every thread is done with the plane before it is overwritten
     prev = curr;  // the z window slides in registers
     curr = next;
+    next = next2;
+    h_left = n_left;
+    h_right = n_right;
+    h_down = n_down;
+    h_up = n_up;
   }
 }
 
