@@ -1,0 +1,759 @@
+// Lab 05's graders. The cases live here, in one place; the golden models are
+// stencil_golden.hpp; points and thresholds are in grading.json.
+//
+// Every correctness test draws the grid and the heat parameters from its seed (printed; replay
+// with CONVLAB_SEED), puts NaN guard zones around the device buffers (an out-of-bounds read
+// turns an output into NaN, a stray write is reported), poisons every output with NaN, and
+// compares each cell with the double-precision golden model within the rounding-error bound that
+// the golden model carries along (stencil_golden.hpp derives it, for one step and for many).
+#include "lab05.hpp"
+#include "stencil_golden.hpp"
+
+#include <convlab/check.hpp>
+#include <convlab/compare.hpp>
+#include <convlab/device_buffer.hpp>
+#include <convlab/gpu.hpp>
+#include <convlab/random.hpp>
+#include <convlab/record.hpp>
+#include <convlab/stencil_baselines.hpp>
+#include <convlab/testbed.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace convlab;
+using namespace convlab::lab05;
+using golden::Field;
+using golden::Shape;
+
+// Guard zones of NaN around the test buffers; none under AddressSanitizer, which then reports
+// the first out-of-bounds access itself, with its line.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kGuardZones = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kGuardZones = false;
+#else
+constexpr bool kGuardZones = true;
+#endif
+#else
+constexpr bool kGuardZones = true;
+#endif
+
+constexpr std::uint64_t kParamStream = 0x4EA7ull;  // the heat parameters' seed differs from the grid's
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+// --- cases ---------------------------------------------------------------------------------------
+
+struct Case {
+  int nx = 1, ny = 1, nz = 1;  // nz = 0 marks a 2D case
+  Boundary bc = Boundary::dirichlet;
+  int steps = 1;
+  bool three_d() const { return nz > 0; }
+  // "periodic_33x17x9" or "neumann_100x75_t7"
+  std::string name() const {
+    std::string n = std::string(to_string(bc)) + "_" + std::to_string(nx) + "x" + std::to_string(ny);
+    if (three_d()) n += "x" + std::to_string(nz);
+    if (steps != 1) n += "_t" + std::to_string(steps);
+    return n;
+  }
+  Shape shape(float wall) const {
+    Shape s;
+    s.nx = nx;
+    s.ny = ny;
+    s.nz = three_d() ? nz : 1;
+    s.bc = bc;
+    s.wall = wall;
+    return s;
+  }
+};
+
+// Heat parameters drawn from the seed: different spacings along each axis (so a kernel that
+// mixes up x and y, or y and z, is off), a time step between half and all of the largest stable
+// one; and a wall temperature for Dirichlet.
+struct Params {
+  Coeffs c;
+  float wall = 0;
+};
+Params draw_params(std::uint64_t seed, bool three_d) {
+  Rng rng(seed ^ kParamStream);
+  HeatParams p;
+  p.alpha = rng.uniform(0.5, 2.0);
+  p.dx = rng.uniform(0.5, 1.0);
+  p.dy = rng.uniform(1.0, 2.0);
+  p.dz = rng.uniform(0.7, 1.4);
+  const double sum = p.alpha * (1 / (p.dx * p.dx) + 1 / (p.dy * p.dy) + (three_d ? 1 / (p.dz * p.dz) : 0.0));
+  p.dt = rng.uniform(0.5, 1.0) * 0.5 / sum;
+  Params out;
+  out.c = three_d ? heat_coefficients_3d(p) : heat_coefficients_2d(p);
+  out.wall = float(rng.uniform(-1.0, 1.0));
+  if (out.wall == 0.0f) out.wall = 0.5f;
+  return out;
+}
+
+// --- comparison, with reports that locate the wrong cells ----------------------------------------
+
+std::string region_of(int x, int y, int z, const Shape& s, bool three_d, int tile) {
+  std::vector<std::string> faces;
+  const auto face = [&faces](char axis, int v, int n) {
+    if (v == 0 && n == 1) faces.push_back(std::string(1, axis) + " = 0 = n" + axis + "-1");
+    else if (v == 0) faces.push_back(std::string(1, axis) + " = 0");
+    else if (v == n - 1) faces.push_back(std::string(1, axis) + " = n" + axis + "-1");
+  };
+  face('x', x, s.nx);
+  face('y', y, s.ny);
+  if (three_d) face('z', z, s.nz);
+  if (!faces.empty()) {
+    std::string joined;
+    for (const auto& f : faces) joined += (joined.empty() ? "" : ", ") + f;
+    const char* kind = faces.size() == 1 ? "boundary face" : faces.size() == 2 ? "boundary edge" : "boundary corner";
+    if (!three_d) kind = faces.size() == 1 ? "boundary edge" : "boundary corner";
+    return std::string(kind) + " (" + joined + ")";
+  }
+  if (tile > 0) {
+    const auto near = [tile](int v) { return v % tile == 0 || v % tile == tile - 1; };
+    if (near(x) || near(y) || (three_d && near(z))) return "tile edge";
+  }
+  return "interior";
+}
+
+struct Report {
+  std::size_t wrong = 0, unwritten = 0, from_shared = 0, on_boundary = 0;
+  bool has_interior = false;  // the grid has cells off its boundary
+  double max_ratio = 0, max_error = 0;
+  std::string text;
+  bool ok() const { return wrong == 0; }
+};
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+Report compare_field(const std::vector<float>& got, const Field& g, const Shape& s, bool three_d, int tile = 0) {
+  Report r;
+  r.has_interior = s.nx > 2 && s.ny > 2 && (!three_d || s.nz > 2);
+  std::map<std::string, std::size_t> by_region;
+  std::ostringstream first;
+  int listed = 0;
+  char buf[320];
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const float v = got[k];
+    const double err = std::isfinite(v) ? std::fabs(double(v) - g.value[k]) : INFINITY;
+    const double ratio = g.bound[k] > 0 ? err / g.bound[k] : (err > 0 ? INFINITY : 0.0);
+    if (std::isfinite(err)) r.max_error = std::max(r.max_error, err);
+    r.max_ratio = std::max(r.max_ratio, ratio);
+    if (err <= g.bound[k]) continue;
+    ++r.wrong;
+    const bool unwritten = bits_of(v) == 0xFFFFFFFFu;
+    const bool from_shared = bits_of(v) == kUnwrittenSharedBits;
+    r.unwritten += unwritten;
+    r.from_shared += from_shared;
+    const int x = int(k % s.nx), y = int((k / s.nx) % s.ny), z = int(k / (std::size_t(s.nx) * s.ny));
+    const std::string region = region_of(x, y, z, s, three_d, tile);
+    r.on_boundary += region.rfind("boundary", 0) == 0;
+    ++by_region[region.substr(0, region.find(" ("))];
+    if (listed++ >= 8) continue;
+    if (three_d) std::snprintf(buf, sizeof buf, "  u(x=%d, y=%d, z=%d) (%s): ", x, y, z, region.c_str());
+    else std::snprintf(buf, sizeof buf, "  u(x=%d, y=%d) (%s): ", x, y, region.c_str());
+    first << buf;
+    if (unwritten)
+      std::snprintf(buf, sizeof buf, "never written (NaN poison), expected %.7g\n", g.value[k]);
+    else if (from_shared)
+      std::snprintf(buf, sizeof buf,
+                    "got NaN, expected %.7g: computed from shared memory that no thread had written yet\n",
+                    g.value[k]);
+    else if (std::isnan(v))
+      std::snprintf(buf, sizeof buf,
+                    "got NaN, expected %.7g: the kernel read outside the grid, or memory it never wrote (both hold NaN)\n",
+                    g.value[k]);
+    else
+      std::snprintf(buf, sizeof buf, "got %.7g, expected %.7g, error %.3g > tolerance %.3g\n", double(v), g.value[k],
+                    err, g.bound[k]);
+    first << buf;
+  }
+  if (r.wrong == 0) return r;
+  std::ostringstream os;
+  std::snprintf(buf, sizeof buf, "%zu of %zu outputs are wrong (%zu never written: still the NaN poison).\n", r.wrong,
+                got.size(), r.unwritten);
+  os << buf << "wrong outputs by region:";
+  for (const auto& [region, n] : by_region) os << "  " << region << ": " << n << ";";
+  os << "\nfirst mismatches:\n" << first.str();
+  r.text = os.str();
+  return r;
+}
+
+// Words a student can act on, from what the wrong cells have in common.
+std::string hints(const Report& r, std::size_t cells, Boundary bc, bool one_sweep = true) {
+  std::string h;
+  if (r.unwritten == cells)
+    return "hint: no output was written at all — is the kernel still a TODO, is it launched with a non-empty grid, "
+           "does it store to the output?\n";
+  if (r.unwritten > 0)
+    h += "hint: some outputs were never written — does the grid of blocks cover every cell (round up), and does "
+         "every cell that a block owns get stored, boundary cells included?\n";
+  if (r.from_shared > 0)
+    h += "hint: a value was read from shared memory before any thread wrote it — is a __syncthreads() missing "
+         "between the loads into shared memory and the reads from it?\n";
+  if (one_sweep && r.has_interior && r.on_boundary == r.wrong && r.unwritten == 0) {
+    h += "hint: every wrong output lies on the boundary of the grid, so the interior is right and the boundary "
+         "condition is not. ";
+    if (bc == Boundary::dirichlet) h += "Dirichlet: a neighbour outside the grid holds the fixed value `wall`.\n";
+    if (bc == Boundary::neumann)
+      h += "Neumann (zero gradient): a neighbour outside the grid holds the nearest cell's value, u[-1] = u[0], "
+           "u[n] = u[n-1].\n";
+    if (bc == Boundary::periodic)
+      h += "periodic: the index wraps, u[-1] = u[n-1] and u[n] = u[0] — check the wrap for an off-by-one.\n";
+  }
+  return h;
+}
+
+// --- one sweep -------------------------------------------------------------------------------
+
+using Sweep2d = std::function<void(const float*, float*, const Grid2d&, const Coeffs&, cudaStream_t)>;
+using Sweep3d = std::function<void(const float*, float*, const Grid3d&, const Coeffs&, cudaStream_t)>;
+using Steps2d = std::function<float*(float*, float*, const Grid2d&, const Coeffs&, int, cudaStream_t)>;
+using Steps3d = std::function<float*(float*, float*, const Grid3d&, const Coeffs&, int, cudaStream_t)>;
+
+std::size_t guard_for(const Case& c) {
+  if (!kGuardZones) return 0;
+  // Covers a read one row (2D) or one plane (3D) beyond either end, capped at 16 M elements.
+  const std::size_t reach = c.three_d() ? std::size_t(c.nx) * c.ny + c.nx + 64 : std::size_t(c.nx) + 64;
+  return std::min<std::size_t>(reach, std::size_t(16) << 20);
+}
+
+Grid2d grid2d(const Case& c, float wall) { return Grid2d{c.nx, c.ny, c.bc, wall}; }
+Grid3d grid3d(const Case& c, float wall) { return Grid3d{c.nx, c.ny, c.nz, c.bc, wall}; }
+
+std::string describe(const Case& c, const Params& p) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s stencil, %d x %d%s, %s boundary%s, c0 = %.6g, cx = %.6g, cy = %.6g%s%s",
+                c.three_d() ? "3D seven-point" : "2D five-point", c.nx, c.ny,
+                c.three_d() ? (" x " + std::to_string(c.nz)).c_str() : "", to_string(c.bc),
+                c.bc == Boundary::dirichlet ? (" (wall = " + std::to_string(p.wall) + ")").c_str() : "", double(p.c.c0),
+                double(p.c.cx), double(p.c.cy), c.three_d() ? (", cz = " + std::to_string(p.c.cz)).c_str() : "",
+                c.steps != 1 ? (", " + std::to_string(c.steps) + " steps").c_str() : "");
+  return buf;
+}
+
+// Runs a launcher; an error text if it threw or the kernel failed.
+std::string run(const std::function<void(cudaStream_t)>& launch, cudaStream_t s) {
+  try {
+    launch(s);
+  } catch (const std::exception& e) {
+    return std::string("the launcher failed: ") + e.what();
+  }
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    return std::string("the kernel launch failed: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
+           ") — check the grid and block sizes (at most 1024 threads per block, 65535 blocks in y and z)";
+  if (cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess)
+    return std::string("the kernel failed while running: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
+           ") — an illegal address usually means an index outside an array; run it under compute-sanitizer";
+  return {};
+}
+
+void record_error(const Report& r) {
+  auto& rec = current_record();
+  rec.max_error = r.max_error;
+  if (std::isfinite(r.max_ratio)) rec.max_error_ratio = r.max_ratio;
+}
+
+// One sweep of a 2D or 3D kernel on a poisoned output, against the one-step golden model.
+void check_sweep(const Case& c, int tile, const Sweep2d& k2, const Sweep3d& k3) {
+  const Params p = draw_params(current_seed(), c.three_d());
+  const Shape s = c.shape(p.wall);
+  const std::vector<float> h_in = random_floats(s.cells(), current_seed());
+  const Field g = golden::run(h_in, s, p.c, c.three_d(), 1);
+  GuardedBuffer d_in(s.cells(), guard_for(c)), d_out(s.cells(), guard_for(c));
+  d_in.upload(h_in);
+  d_out.poison();
+  Stream stream;
+  const std::string err = run(
+      [&](cudaStream_t st) {
+        if (c.three_d()) k3(d_in.data(), d_out.data(), grid3d(c, p.wall), p.c, st);
+        else k2(d_in.data(), d_out.data(), grid2d(c, p.wall), p.c, st);
+      },
+      stream.s);
+  if (!err.empty()) {
+    ADD_FAILURE() << describe(c, p) << ": " << err;
+    return;
+  }
+  const Report r = compare_field(d_out.download(), g, s, c.three_d(), tile);
+  record_error(r);
+  const std::string guards = d_out.check_guards();
+  if (r.ok() && guards.empty()) return;
+  ADD_FAILURE() << describe(c, p) << ", one sweep:\n"
+                << r.text << (guards.empty() ? "" : guards + "\n") << hints(r, s.cells(), c.bc)
+                << (d_in.check_guards().empty() ? "" : "the kernel wrote into its input's guard zone\n");
+}
+
+// --- many steps --------------------------------------------------------------------------------
+
+// What a wrong multi-step result resembles: the state after another number of steps.
+std::string step_hints(const std::vector<float>& got, const std::vector<float>& h_in, const Shape& s, const Params& p,
+                       bool three_d, int steps) {
+  std::string h;
+  for (int t : {0, 1, steps - 1, steps + 1}) {
+    if (t < 0 || t == steps || (t == 1 && steps == 2)) continue;
+    const Field alt = golden::run(h_in, s, p.c, three_d, t);
+    if (!compare_field(got, alt, s, three_d).ok()) continue;
+    if (t == 0)
+      h += "hint: the result equals the initial state: no step reached the buffer returned — are the buffers "
+           "swapped between steps, and is the buffer returned the one written last?\n";
+    else if (t == 1)
+      h += "hint: the result equals a single step: every step read the initial state — are the buffers swapped "
+           "between steps?\n";
+    else
+      h += "hint: the result equals " + std::to_string(t) + " steps instead of " + std::to_string(steps) +
+           ": check the loop count, and which buffer is returned after the last swap.\n";
+  }
+  return h;
+}
+
+void check_steps(const Case& c, const Steps2d& k2, const Steps3d& k3) {
+  const Params p = draw_params(current_seed(), c.three_d());
+  const Shape s = c.shape(p.wall);
+  const std::vector<float> h_in = random_floats(s.cells(), current_seed());
+  const Field g = golden::run(h_in, s, p.c, c.three_d(), c.steps);
+  GuardedBuffer d_u(s.cells(), guard_for(c)), d_tmp(s.cells(), guard_for(c));
+  d_u.upload(h_in);
+  d_tmp.poison();
+  Stream stream;
+  float* result = nullptr;
+  const std::string err = run(
+      [&](cudaStream_t st) {
+        result = c.three_d() ? k3(d_u.data(), d_tmp.data(), grid3d(c, p.wall), p.c, c.steps, st)
+                             : k2(d_u.data(), d_tmp.data(), grid2d(c, p.wall), p.c, c.steps, st);
+      },
+      stream.s);
+  if (!err.empty()) {
+    ADD_FAILURE() << describe(c, p) << ": " << err;
+    return;
+  }
+  if (result != d_u.data() && result != d_tmp.data()) {
+    ADD_FAILURE() << describe(c, p) << ": the pointer returned is neither d_u nor d_tmp: return the buffer that "
+                  << "holds the state after the last step";
+    return;
+  }
+  const std::vector<float> got = (result == d_u.data() ? d_u : d_tmp).download();
+  const Report r = compare_field(got, g, s, c.three_d());
+  record_error(r);
+  const std::string guards = d_u.check_guards() + d_tmp.check_guards();
+  if (r.ok() && guards.empty()) return;
+  ADD_FAILURE() << describe(c, p) << ", the state returned (" << (result == d_u.data() ? "d_u" : "d_tmp")
+                << "), tolerance grown over the steps (stencil_golden.hpp):\n"
+                << r.text << (guards.empty() ? "" : guards + "\n") << hints(r, s.cells(), c.bc, false)
+                << (r.unwritten == s.cells() ? "" : step_hints(got, h_in, s, p, c.three_d(), c.steps));
+}
+
+// --- Jacobi ------------------------------------------------------------------------------------
+
+struct JacobiRun {
+  JacobiResult result;
+  std::vector<float> solution;
+  std::string error;
+};
+
+JacobiRun run_jacobi(const std::vector<float>& u0, const std::vector<float>& f, const PoissonProblem& pp) {
+  const std::size_t cells = u0.size();
+  const std::size_t guard = kGuardZones ? std::size_t(pp.n) + 64 : 0;
+  GuardedBuffer d_u(cells, guard), d_tmp(cells, guard), d_f(cells, guard);
+  d_u.upload(u0);
+  d_tmp.poison();
+  d_f.upload(f);
+  Stream stream;
+  JacobiRun out;
+  out.error = run([&](cudaStream_t st) { out.result = poisson_jacobi(d_u.data(), d_tmp.data(), d_f.data(), pp, st); },
+                  stream.s);
+  if (!out.error.empty()) return out;
+  if (out.result.d_solution != d_u.data() && out.result.d_solution != d_tmp.data()) {
+    out.error = "JacobiResult::d_solution is neither d_u nor d_tmp";
+    return out;
+  }
+  out.solution = (out.result.d_solution == d_u.data() ? d_u : d_tmp).download();
+  const std::string guards = d_u.check_guards() + d_tmp.check_guards();
+  if (!guards.empty()) out.error = guards;
+  return out;
+}
+
+// The residual that poisson_jacobi() reports for `u` (its own final iterate) must be the
+// relative residual of u, within the rounding bound of stencil_golden.hpp's residual().
+void expect_residual(const JacobiRun& run, const std::vector<float>& f, const PoissonProblem& p, const char* what) {
+  const std::vector<double> u(run.solution.begin(), run.solution.end());
+  const golden::Residual res = golden::residual(u, f, p.n, p.h);
+  EXPECT_LE(std::fabs(run.result.residual - res.value), res.bound)
+      << what << ": the residual reported, " << run.result.residual << ", is not the relative residual of the "
+      << "solution returned, " << res.value << " (allowed error " << res.bound
+      << ") — check the reduction: does every block's partial sum reach the total, each cell counted once?";
+}
+
+// Random u and f, no sweep: the residual of the initial guess, computed on the GPU.
+void check_jacobi_residual(int n) {
+  const auto u0 = random_floats(std::size_t(n) * n, current_seed());
+  const auto f = random_floats(std::size_t(n) * n, current_seed() ^ 0xF00Dull);
+  PoissonProblem p{n, 1.0f / (n + 1), 0.0f, 0, 1};
+  const JacobiRun run = run_jacobi(u0, f, p);
+  ASSERT_TRUE(run.error.empty()) << "poisson_jacobi, n = " << n << ", max_iters = 0: " << run.error;
+  EXPECT_EQ(run.result.iterations, 0) << "max_iters = 0 must do no sweep";
+  expect_residual(run, f, p, ("n = " + std::to_string(n) + ", max_iters = 0").c_str());
+}
+
+// A fixed number of sweeps (tol 0): the iterate against the golden model, cell by cell.
+void check_jacobi_sweeps(int n, int iters, int check_every) {
+  const auto u0 = random_floats(std::size_t(n) * n, current_seed());
+  const auto f = random_floats(std::size_t(n) * n, current_seed() ^ 0xF00Dull);
+  PoissonProblem p{n, 1.0f / (n + 1), 0.0f, iters, check_every};
+  const JacobiRun run = run_jacobi(u0, f, p);
+  ASSERT_TRUE(run.error.empty()) << "poisson_jacobi, n = " << n << ": " << run.error;
+  EXPECT_EQ(run.result.iterations, iters) << "with tol = 0 every one of max_iters sweeps must run";
+  Shape s;
+  s.nx = s.ny = n;
+  const Field g = golden::jacobi(u0, f, n, p.h, iters);
+  const Report r = compare_field(run.solution, g, s, false);
+  record_error(r);
+  EXPECT_TRUE(r.ok()) << "Jacobi, " << n << " x " << n << ", " << iters << " sweeps, u = 0 outside the grid:\n"
+                      << r.text << hints(r, s.cells(), Boundary::dirichlet);
+  expect_residual(run, f, p, "after the last sweep");
+}
+
+// The stopping rule: the same number of sweeps as the golden model's Jacobi in double (within
+// one check interval: residuals near tol may round either way), and a residual <= tol.
+void check_jacobi_stops(int n, float tol, int check_every) {
+  std::vector<float> f(std::size_t(n) * n);
+  const double h = 1.0 / (n + 1);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i)
+      f[std::size_t(j) * n + i] = float(-2 * M_PI * M_PI * std::sin(M_PI * (i + 1) * h) * std::sin(M_PI * (j + 1) * h));
+  const std::vector<float> u0(f.size(), 0.0f);
+  const int cap = 20000;
+  PoissonProblem p{n, float(h), tol, cap, check_every};
+  const JacobiRun run = run_jacobi(u0, f, p);
+  ASSERT_TRUE(run.error.empty()) << "poisson_jacobi: " << run.error;
+  // The golden model's own stopping point.
+  int expected = -1;
+  {
+    Shape s;
+    s.nx = s.ny = n;
+    Coeffs c;
+    c.c0 = 0;
+    c.cx = c.cy = 0.25f;
+    std::vector<double> source(f.size());
+    for (std::size_t k = 0; k < f.size(); ++k) source[k] = -0.25 * double(p.h) * double(p.h) * f[k];
+    Field a, b;
+    a.value.assign(u0.begin(), u0.end());
+    a.bound.assign(u0.size(), 0);
+    for (int it = 1; it <= cap && expected < 0; ++it) {
+      golden::sweep(s, c, false, 6, a, b, source);
+      std::swap(a, b);
+      if (it % check_every == 0 && golden::residual(a.value, f, n, p.h).value <= tol) expected = it;
+    }
+  }
+  ASSERT_GT(expected, 0) << "the golden model did not converge (a bad case)";
+  EXPECT_TRUE(run.result.converged) << "Jacobi, n = " << n << ", tol = " << tol << ": not converged after "
+                                    << run.result.iterations << " sweeps (the golden model needs " << expected << ")";
+  EXPECT_LE(run.result.residual, tol);
+  EXPECT_EQ(run.result.iterations % check_every, 0)
+      << "the residual is checked every " << check_every << " sweeps, so the iteration count stops on a multiple";
+  EXPECT_LE(std::abs(run.result.iterations - expected), check_every)
+      << "stopped after " << run.result.iterations << " sweeps; the golden model in double stops after " << expected
+      << " (check every " << check_every << ")";
+  expect_residual(run, f, p, "at the stop");
+}
+
+// Against the analytic solution u = sin(pi x) sin(pi y) of lap u = -2 pi^2 sin(pi x) sin(pi y):
+// the error of the converged discrete solution falls as h^2 (the five-point Laplacian's
+// truncation error); the observed order log2(e(h) / e(h/2)) must lie in [1.8, 2.2].
+void check_jacobi_order() {
+  std::vector<double> errors;
+  std::vector<int> sizes = {7, 15, 31};  // h = 1/8, 1/16, 1/32
+  for (int n : sizes) {
+    const double h = 1.0 / (n + 1);
+    std::vector<float> f(std::size_t(n) * n);
+    std::vector<double> exact(f.size());
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double s = std::sin(M_PI * (i + 1) * h) * std::sin(M_PI * (j + 1) * h);
+        exact[std::size_t(j) * n + i] = s;
+        f[std::size_t(j) * n + i] = float(-2 * M_PI * M_PI * s);
+      }
+    // Jacobi's slowest mode decays as (1 - pi^2 h^2 / 2) per sweep: 14 e-foldings take about
+    // 28 / (pi^2 h^2) sweeps, and leave the iteration error 1e-6 of the discretisation's.
+    PoissonProblem p{n, float(h), 1e-6f, int(30 / (M_PI * M_PI * h * h)) + 100, 50};
+    const JacobiRun run = run_jacobi(std::vector<float>(f.size(), 0.0f), f, p);
+    ASSERT_TRUE(run.error.empty()) << "poisson_jacobi, n = " << n << ": " << run.error;
+    double e = 0;
+    for (std::size_t k = 0; k < f.size(); ++k) e = std::max(e, std::fabs(double(run.solution[k]) - exact[k]));
+    errors.push_back(e);
+    std::printf("n = %d (h = 1/%d): %d sweeps, residual %.3g, max error %.4g\n", n, n + 1, run.result.iterations,
+                run.result.residual, e);
+  }
+  for (std::size_t i = 0; i + 1 < errors.size(); ++i) {
+    const double order = std::log2(errors[i] / errors[i + 1]);
+    std::printf("observed order between h = 1/%d and 1/%d: %.3f\n", sizes[i] + 1, sizes[i + 1] + 1, order);
+    EXPECT_TRUE(order >= 1.8 && order <= 2.2)
+        << "the error against the analytic solution u = sin(pi x) sin(pi y) should fall as h^2: errors "
+        << errors[i] << " at h = 1/" << sizes[i] + 1 << " and " << errors[i + 1] << " at h = 1/" << sizes[i + 1] + 1
+        << " give an order of " << order << " (expected 1.8 .. 2.2)";
+  }
+}
+
+// --- speed ---------------------------------------------------------------------------------------
+
+baseline::StencilArgs baseline_args(const Case& c, const Params& p, const float* in, float* out, cudaStream_t s) {
+  baseline::StencilArgs a;
+  a.d_in = in;
+  a.d_out = out;
+  a.nx = c.nx;
+  a.ny = c.ny;
+  a.nz = c.three_d() ? c.nz : 1;
+  a.boundary = int(c.bc);
+  a.wall = p.wall;
+  a.c0 = p.c.c0;
+  a.cx = p.c.cx;
+  a.cy = p.c.cy;
+  a.cz = c.three_d() ? p.c.cz : 0.0f;
+  a.stream = s;
+  return a;
+}
+
+// Times `student` (c.steps sweeps from the initial state in d_u; returns the buffer holding the
+// result) against the grader-owned naive sweep repeated c.steps times, interleaved, after
+// checking the student's result on the timed problem (correctness gates speed).
+void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const GraderSpec& grader,
+                 const std::string& what) {
+  const Params p = draw_params(current_seed(), c.three_d());
+  const Shape s = c.shape(p.wall);
+  const std::vector<float> h_in = random_floats(s.cells(), current_seed());
+  const Field g = golden::run(h_in, s, p.c, c.three_d(), c.steps);
+  DeviceBuffer<float> d_init(h_in), d_u(s.cells()), d_tmp(s.cells()), b_u(h_in), b_tmp(s.cells());
+  float* result = nullptr;
+  const auto student = [&](cudaStream_t st) {
+    result = c.three_d() ? k3(d_u.get(), d_tmp.get(), grid3d(c, p.wall), p.c, c.steps, st)
+                         : k2(d_u.get(), d_tmp.get(), grid2d(c, p.wall), p.c, c.steps, st);
+  };
+  // Before each student run, outside the timed region: the initial state, a poisoned scratch.
+  const auto prepare = [&](cudaStream_t st) {
+    CONVLAB_CUDA_CHECK(cudaMemcpyAsync(d_u.get(), d_init.get(), d_u.bytes(), cudaMemcpyDeviceToDevice, st));
+    CONVLAB_CUDA_CHECK(cudaMemsetAsync(d_tmp.get(), 0xFF, d_tmp.bytes(), st));
+  };
+  const auto baseline = [&](cudaStream_t st) {
+    float* a = b_u.get();
+    float* b = b_tmp.get();
+    for (int t = 0; t < c.steps; ++t) {
+      if (c.three_d()) baseline::stencil3d_naive(baseline_args(c, p, a, b, st));
+      else baseline::stencil2d_naive(baseline_args(c, p, a, b, st));
+      std::swap(a, b);
+    }
+  };
+  const auto verify = [&](const char* when) {
+    CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (result != d_u.get() && result != d_tmp.get()) {
+      ADD_FAILURE() << when << "the pointer returned is neither d_u nor d_tmp";
+      return false;
+    }
+    const Report r = compare_field((result == d_u.get() ? d_u : d_tmp).download(), g, s, c.three_d());
+    if (!r.ok()) ADD_FAILURE() << when << describe(c, p) << ":\n" << r.text << hints(r, s.cells(), c.bc);
+    return r.ok();
+  };
+  Stream stream;
+  prepare(stream.s);
+  if (const std::string err = run(student, stream.s); !err.empty()) {
+    ADD_FAILURE() << "speed not measured: " << err;
+    return;
+  }
+  if (!verify("speed not measured, the kernel is wrong on the timed problem: ")) return;
+  // The yardstick must be right too (it starts from the initial state only this once).
+  baseline(stream.s);
+  CONVLAB_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+  const Report base = compare_field((c.steps % 2 == 0 ? b_u : b_tmp).download(), g, s, c.three_d());
+  ASSERT_TRUE(base.ok()) << "the grader's naive baseline is wrong (a harness bug, not yours):\n" << base.text;
+  SpeedPolicy policy;
+  policy.threshold = grader.threshold;
+  const SpeedVerdict v = check_speedup(baseline, student, policy, what, prepare);
+  const SpeedRound& last = v.rounds.back();
+  auto& rec = current_record();
+  rec.time_ms = last.candidate_ms.median;
+  rec.baseline_ms = last.baseline_ms.median;
+  rec.ratio = v.ratio;
+  rec.threshold = grader.threshold;
+  std::printf("%s\n", v.message.c_str());
+  if (!verify("the output of the last timed run is wrong: every call must compute the whole result\n")) return;
+  EXPECT_TRUE(v.passed) << v.message;
+}
+
+// A single-sweep kernel as a one-step "steps" function (for the speed graders).
+Steps3d one_sweep(void (*fn)(const float*, float*, const Grid3d&, const Coeffs&, cudaStream_t)) {
+  return [fn](float* u, float* tmp, const Grid3d& g, const Coeffs& c, int, cudaStream_t s) {
+    fn(u, tmp, g, c, s);
+    return tmp;
+  };
+}
+
+// --- the cases -----------------------------------------------------------------------------------
+
+constexpr Boundary kAllBc[] = {Boundary::dirichlet, Boundary::neumann, Boundary::periodic};
+
+// 2D shapes: one cell, one row, one column, smaller than a tile, tile multiples and one off
+// (16 and 18 for the tiled kernel's 16 x 16 output tile, 32 for a warp), odd sizes.
+const int kShapes2d[][2] = {{1, 1}, {1, 37}, {37, 1}, {2, 2}, {5, 3},     {16, 16},
+                            {17, 15}, {18, 18}, {33, 31}, {100, 75}, {257, 129}, {1023, 517}};
+// 3D shapes: one cell; 1 cell thick along each axis; smaller than a tile; the tiled kernel's
+// 6 (output) and 8 (input) and one off; a few blocks; a 64^3 cube.
+const int kShapes3d[][3] = {{1, 1, 1},  {1, 1, 40},  {40, 1, 1},  {1, 40, 1},   {7, 5, 3},   {6, 6, 6},
+                            {8, 8, 8},  {13, 1, 9},  {33, 17, 9}, {31, 33, 35}, {70, 20, 45}, {64, 64, 64}};
+// Steps: several, odd and even (a wrong final buffer shows on one parity), on shapes with
+// several tiles, 1 cell thick, and smaller than one tile.
+const int kSteps2d[][3] = {{2, 1, 3}, {40, 1, 4}, {33, 17, 2}, {100, 75, 7}, {57, 61, 13}, {257, 129, 20}};
+const int kSteps3d[][4] = {{1, 1, 2, 3}, {9, 7, 5, 2}, {1, 20, 30, 5}, {33, 17, 40, 6}, {64, 48, 35, 11}};
+
+// Speed: grids several times the 50 MB L2 of an H100.
+const Case kSpeed3d[] = {{512, 512, 512, Boundary::dirichlet, 1}, {512, 512, 512, Boundary::periodic, 1}};
+const Case kSpeedSteps3d[] = {{512, 512, 512, Boundary::neumann, 4}};
+const Case kSpeedTemporal[] = {{8192, 8192, 0, Boundary::dirichlet, 8}, {8192, 8192, 0, Boundary::periodic, 8}};
+
+void register_lab05(Registry& reg) {
+  for (Boundary bc : kAllBc) {
+    for (const auto& sh : kShapes2d) {
+      const Case c{sh[0], sh[1], 0, bc, 1};
+      reg.gpu("correctness", "naive2d", c.name(), [c] { check_sweep(c, 0, heat2d_naive, {}); });
+      reg.gpu("correctness", "tiled2d", c.name(), [c] { check_sweep(c, kTile2d, heat2d_tiled, {}); });
+    }
+    for (const auto& sh : kShapes3d) {
+      const Case c{sh[0], sh[1], sh[2], bc, 1};
+      reg.gpu("correctness", "naive3d", c.name(), [c] { check_sweep(c, 0, {}, stencil3d_naive); });
+      reg.gpu("correctness", "tiled3d", c.name(), [c] { check_sweep(c, kTile3d, {}, stencil3d_tiled); });
+      reg.gpu("correctness", "coarsened3d", c.name(), [c] { check_sweep(c, 0, {}, stencil3d_coarsened); });
+      reg.gpu("correctness", "register3d", c.name(), [c] { check_sweep(c, 0, {}, stencil3d_register); });
+    }
+    for (const auto& sh : kSteps2d) {
+      const Case c{sh[0], sh[1], 0, bc, sh[2]};
+      reg.gpu("correctness", "steps2d", c.name(), [c] { check_steps(c, heat2d_steps, {}); });
+      reg.gpu("correctness", "temporal2d", c.name(), [c] { check_steps(c, heat2d_temporal, {}); });
+    }
+    // Temporal blocking: step counts that are not multiples of a fused block.
+    const Case extra{130, 70, 0, bc, 5};
+    reg.gpu("correctness", "temporal2d", extra.name(), [extra] { check_steps(extra, heat2d_temporal, {}); });
+    for (const auto& sh : kSteps3d) {
+      const Case c{sh[0], sh[1], sh[2], bc, sh[3]};
+      reg.gpu("correctness", "steps3d", c.name(), [c] { check_steps(c, {}, stencil3d_steps); });
+    }
+  }
+  // Jacobi: the GPU residual of random data; sweeps against the golden model; the stopping
+  // rule; the order of accuracy against the analytic solution.
+  for (int n : {1, 7, 100, 181})
+    reg.gpu("correctness", "jacobi", "residual_n" + std::to_string(n), [n] { check_jacobi_residual(n); });
+  for (const auto& [n, iters, every] : {std::tuple{2, 5, 1}, std::tuple{31, 50, 7}, std::tuple{100, 40, 40}})
+    reg.gpu("correctness", "jacobi", "sweeps_n" + std::to_string(n) + "_it" + std::to_string(iters),
+            [n = n, iters = iters, every = every] { check_jacobi_sweeps(n, iters, every); });
+  reg.gpu("correctness", "jacobi", "stops_n31_tol0.001", [] { check_jacobi_stops(31, 1e-3f, 10); });
+  reg.gpu("correctness", "jacobi", "stops_n15_tol0.00001", [] { check_jacobi_stops(15, 1e-5f, 25); });
+  reg.gpu("correctness", "jacobi", "analytic_order2", [] { check_jacobi_order(); });
+
+  const LabSpec& spec = reg.spec();
+  const std::string naive = "naive baseline";
+  for (const Case& c : kSpeed3d) {
+    reg.gpu("speedup", "coarsened3d", c.name(), [c, &spec] {
+      check_speed(c, {}, one_sweep(stencil3d_coarsened), spec.grader("speedup.coarsened3d"),
+                  "stencil3d_coarsened " + c.name() + " vs the naive baseline");
+    });
+    reg.gpu("speedup", "register3d", c.name(), [c, &spec] {
+      check_speed(c, {}, one_sweep(stencil3d_register), spec.grader("speedup.register3d"),
+                  "stencil3d_register " + c.name() + " vs the naive baseline");
+    });
+  }
+  for (const Case& c : kSpeedSteps3d)
+    reg.gpu("speedup", "sweep3d", c.name(), [c, &spec] {
+      check_speed(c, {}, stencil3d_steps, spec.grader("speedup.sweep3d"),
+                  "stencil3d_steps " + c.name() + " vs the naive baseline, " + std::to_string(c.steps) + " sweeps");
+    });
+  for (const Case& c : kSpeedTemporal)
+    reg.gpu("speedup", "temporal2d", c.name(), [c, &spec] {
+      check_speed(c, heat2d_temporal, {}, spec.grader("speedup.temporal2d"),
+                  "heat2d_temporal " + c.name() + " vs the naive baseline, " + std::to_string(c.steps) + " sweeps");
+    });
+
+  // The contract refuses bad problems and unstable parameters before touching the GPU.
+  reg.cpu("cpu", "contract", "rejects_bad_problems", [] {
+    const Coeffs c;
+    for (const Grid2d g : {Grid2d{0, 5}, Grid2d{5, 0}, Grid2d{65536, 65536}, Grid2d{1, 8 * kMaxDim + 1}}) {
+      expect_refused([&] { heat2d_naive(nullptr, nullptr, g, c, nullptr); }, "stencil2d");
+      expect_refused([&] { heat2d_tiled(nullptr, nullptr, g, c, nullptr); }, "stencil2d");
+      expect_refused([&] { heat2d_steps(nullptr, nullptr, g, c, 1, nullptr); }, "stencil2d");
+      expect_refused([&] { heat2d_temporal(nullptr, nullptr, g, c, 1, nullptr); }, "stencil2d");
+    }
+    for (const Grid3d g : {Grid3d{0, 5, 5}, Grid3d{5, 5, 0}, Grid3d{2048, 2048, 1024}, Grid3d{1, 1, kMaxDim + 1}}) {
+      expect_refused([&] { stencil3d_naive(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
+      expect_refused([&] { stencil3d_tiled(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
+      expect_refused([&] { stencil3d_coarsened(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
+      expect_refused([&] { stencil3d_register(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
+      expect_refused([&] { stencil3d_steps(nullptr, nullptr, g, c, 1, nullptr); }, "stencil3d");
+    }
+    expect_refused([&] { heat2d_steps(nullptr, nullptr, Grid2d{4, 4}, c, -1, nullptr); }, "steps must be >= 0");
+    expect_refused([&] { stencil3d_steps(nullptr, nullptr, Grid3d{4, 4, 4}, c, -1, nullptr); }, "steps must be >= 0");
+    for (const PoissonProblem p : {PoissonProblem{0, 0.5f, 0, 1, 1}, PoissonProblem{4, 0.0f, 0, 1, 1},
+                                   PoissonProblem{4, 0.2f, -1, 1, 1}, PoissonProblem{4, 0.2f, 0, -1, 1},
+                                   PoissonProblem{4, 0.2f, 0, 1, 0}})
+      expect_refused([&] { poisson_jacobi(nullptr, nullptr, nullptr, p, nullptr); }, "poisson");
+  });
+  reg.cpu("cpu", "contract", "heat_stability_limit", [] {
+    // alpha dt / dx^2 = 1/4 is the 2D limit with equal spacings; just above it is refused.
+    const Coeffs c = heat_coefficients_2d({1.0, 0.25, 1.0, 1.0, 0});
+    EXPECT_EQ(c.c0, 0.0f);
+    EXPECT_EQ(c.cx, 0.25f);
+    EXPECT_EQ(c.cy, 0.25f);
+    expect_refused([] { heat_coefficients_2d({1.0, 0.2501, 1.0, 1.0, 0}); }, "alpha*dt/dx^2 = 0.250100 > 1/4");
+    const Coeffs c3 = heat_coefficients_3d({2.0, 0.01, 0.5, 0.5, 0.5});  // lambda = 0.08 per axis
+    EXPECT_FLOAT_EQ(c3.c0, 1.0f - 6 * 0.08f);
+    EXPECT_FLOAT_EQ(c3.cz, 0.08f);
+    expect_refused([] { heat_coefficients_3d({1.0, 1.0 / 6 + 1e-4, 1.0, 1.0, 1.0}); }, "> 1/6");
+    expect_refused([] { heat_coefficients_2d({1.0, -1.0, 1.0, 1.0, 0}); }, "must all be > 0");
+  });
+  // The golden model against values worked by hand, for each boundary condition.
+  reg.cpu("cpu", "golden", "worked_by_hand", [] {
+    // 3 x 1 grid u = (1, 2, 4), c0 = 0.5, cx = 0.25, cy = 0.125: y neighbours are ghosts.
+    const std::vector<float> u = {1, 2, 4};
+    Coeffs c;
+    c.c0 = 0.5f;
+    c.cx = 0.25f;
+    c.cy = 0.125f;
+    Shape s;
+    s.nx = 3;
+    s.ny = 1;
+    s.wall = 8;
+    s.bc = Boundary::dirichlet;  // ghosts 8: 0.5 u + 0.25 (l + r) + 0.125 * 16
+    EXPECT_EQ(golden::run(u, s, c, false, 1).value, (std::vector<double>{0.5 + 0.25 * 10 + 2, 1 + 0.25 * 5 + 2, 2 + 0.25 * 10 + 2}));
+    s.bc = Boundary::neumann;  // ghosts: the nearest cell
+    EXPECT_EQ(golden::run(u, s, c, false, 1).value,
+              (std::vector<double>{0.5 + 0.25 * 3 + 0.25, 1 + 0.25 * 5 + 0.5, 2 + 0.25 * 6 + 1}));
+    s.bc = Boundary::periodic;  // ghosts wrap
+    EXPECT_EQ(golden::run(u, s, c, false, 1).value,
+              (std::vector<double>{0.5 + 0.25 * 6 + 0.25, 1 + 0.25 * 5 + 0.5, 2 + 0.25 * 3 + 1}));
+    // Two steps are the one-step model applied twice, and the bound grows.
+    s.bc = Boundary::neumann;
+    const Field one = golden::run(u, s, c, false, 1), two = golden::run(u, s, c, false, 2);
+    std::vector<float> u1(one.value.begin(), one.value.end());
+    EXPECT_EQ(golden::run(u1, s, c, false, 1).value, two.value);
+    for (std::size_t k = 0; k < u.size(); ++k) EXPECT_GT(two.bound[k], one.bound[k]);
+  });
+}
+
+}  // namespace
+
+CONVLAB_LAB_MAIN(register_lab05)
