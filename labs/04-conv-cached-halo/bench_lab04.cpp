@@ -10,6 +10,7 @@
 //                                         both passes: 4 x 8192^2 x 4 bytes), and conv2d_fast with
 //                                         the same outer-product filter
 //   lab04_bench [--quick] [--markdown FILE] [--json FILE]
+// CONVLAB_BENCH_PARTS=2d,1d,separable (default: all three) runs only those parts.
 // --quick: small problems, no targets (a smoke test, run by ctest). Exit 77 (skipped)
 // without a GPU; exit 1 if a kernel's output is wrong. Unmet targets are reported, not fatal.
 #include "lab04.hpp"
@@ -27,6 +28,7 @@
 #endif
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -207,6 +209,14 @@ void bench_1d(Bench& b, const std::vector<float>& h_in, const DeviceBuffer<float
   verify_output(d_base, g, Grid{n, 1, r}, "the baseline");
 }
 
+// Whether CONVLAB_BENCH_PARTS (a comma-separated list; unset: every part) names `part`.
+bool part_selected(const std::string& part) {
+  const char* env = std::getenv("CONVLAB_BENCH_PARTS");
+  if (env == nullptr || *env == '\0') return true;
+  const std::string list = std::string(",") + env + ",";
+  return list.find("," + part + ",") != std::string::npos;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,12 +226,14 @@ int main(int argc, char** argv) {
         Bench b(report, options, ceilings);
         const bool quick = options.quick;
         const int w = quick ? 1031 : 8192, h = quick ? 1029 : 8192;
-        for (int r : quick ? std::vector<int>{1, 7} : std::vector<int>{1, 2, 3, 4, 7}) bench_2d(b, w, h, r);
-        {
+        if (part_selected("2d"))
+          for (int r : quick ? std::vector<int>{1, 7} : std::vector<int>{1, 2, 3, 4, 7}) bench_2d(b, w, h, r);
+        if (part_selected("1d")) {
           const auto h_in = random_floats(quick ? (1 << 22) + 1 : 1 << 28, 1);
           const DeviceBuffer<float> d_in(h_in);
           for (int r : quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8}) bench_1d(b, h_in, d_in, r);
         }
-        for (int r : quick ? std::vector<int>{8} : std::vector<int>{2, 4, 8}) bench_separable(b, w, h, r);
+        if (part_selected("separable"))
+          for (int r : quick ? std::vector<int>{8} : std::vector<int>{2, 4, 8}) bench_separable(b, w, h, r);
       });
 }
