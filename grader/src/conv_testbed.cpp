@@ -276,19 +276,6 @@ void require_valid(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("convlab testbed: invalid case: " + what);
 }
 
-// How many independent speed decisions a speed test makes: CONVLAB_SPEED_REPEAT, default 1.
-int speed_repeats() {
-  const char* env = std::getenv("CONVLAB_SPEED_REPEAT");
-  if (env == nullptr || *env == '\0') return 1;
-  char* end = nullptr;
-  const long n = std::strtol(env, &end, 10);
-  if (*end != '\0' || n < 1 || n > 100) {
-    throw std::invalid_argument(std::string("CONVLAB_SPEED_REPEAT must be a whole number from 1 to 100, not '") +
-                                env + "'");
-  }
-  return static_cast<int>(n);
-}
-
 void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& student,
                  const std::function<void(float*, cudaStream_t)>& baseline, const std::string& what,
                  const GraderSpec& grader) {
@@ -302,24 +289,13 @@ void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& st
   policy.threshold = grader.threshold;
   // The output is poisoned before every timed run, outside the timed region,
   // so a launcher that skips work on repeated calls is caught below.
-  // CONVLAB_SPEED_REPEAT=N (the GPU check's "ten repeated runs") makes N independent
-  // decisions on the same data; every one must pass, the lowest ratio is recorded.
-  const int repeats = speed_repeats();
-  SpeedVerdict worst;
-  bool first = true;
-  for (int k = 0; k < repeats; ++k) {
-    SpeedVerdict v = check_speedup(
-        [&](cudaStream_t s) { baseline(baseline_out.get(), s); }, [&](cudaStream_t s) { student(p.d_out.data(), s); },
-        policy, what,
-        [&](cudaStream_t s) {
-          CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.h_in.size() * sizeof(float), s));
-        });
-    if (repeats > 1) std::printf("repeat %d/%d: ", k + 1, repeats);
-    std::printf("%s\n", v.message.c_str());
-    if (first || (!v.passed && worst.passed) || (v.passed == worst.passed && v.ratio < worst.ratio)) worst = v;
-    first = false;
-  }
-  const SpeedVerdict& v = worst;
+  // CONVLAB_SPEED_REPEAT=N makes N independent decisions on the same data (the worst counts).
+  const SpeedVerdict v = check_speedup_repeated(
+      [&](cudaStream_t s) { baseline(baseline_out.get(), s); }, [&](cudaStream_t s) { student(p.d_out.data(), s); },
+      policy, what,
+      [&](cudaStream_t s) {
+        CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.h_in.size() * sizeof(float), s));
+      });
   const SpeedRound& last = v.rounds.back();
   auto& rec = current_record();
   rec.time_ms = last.candidate_ms.median;

@@ -386,19 +386,6 @@ void check_gemm(const GemmCase& gc) {
 
 // --- speed ----------------------------------------------------------------------------------------
 
-// How many independent speed decisions a speed test makes: CONVLAB_SPEED_REPEAT (1 to 100,
-// default 1), as the shared conv testbed reads it (the GPU check's repeated runs).
-int speed_repeats() {
-  const char* env = std::getenv("CONVLAB_SPEED_REPEAT");
-  if (env == nullptr || *env == '\0') return 1;
-  char* end = nullptr;
-  const long n = std::strtol(env, &end, 10);
-  if (*end != '\0' || n < 1 || n > 100)
-    throw std::invalid_argument(std::string("CONVLAB_SPEED_REPEAT must be a whole number from 1 to 100, not '") +
-                                env + "'");
-  return int(n);
-}
-
 void check_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader) {
   Layer L(cs.problem(), current_seed());
   if (!run_and_compare(candidate, L, "speed not measured, the kernel is wrong on the timed layer: ")) return;
@@ -406,22 +393,13 @@ void check_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grad
   SpeedPolicy policy;
   policy.threshold = grader.threshold;
   const ConvProblem p = L.p;
-  // The output is poisoned before every timed run, outside the timed region. With
-  // CONVLAB_SPEED_REPEAT=N, N independent decisions on the same data: every one must pass,
-  // the lowest ratio is recorded.
-  const int repeats = speed_repeats();
-  SpeedVerdict worst;
-  for (int rep = 0; rep < repeats; ++rep) {
-    SpeedVerdict v = check_speedup(
-        [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); },
-        [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); }, policy,
-        cs.name() + " vs the naive direct baseline (one thread per output)",
-        [&](cudaStream_t s) { CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * 4, s)); });
-    if (repeats > 1) std::printf("repeat %d/%d: ", rep + 1, repeats);
-    std::printf("%s\n", v.message.c_str());
-    if (rep == 0 || (!v.passed && worst.passed) || (v.passed == worst.passed && v.ratio < worst.ratio)) worst = v;
-  }
-  const SpeedVerdict& v = worst;
+  // The output is poisoned before every timed run, outside the timed region.
+  // CONVLAB_SPEED_REPEAT=N makes N independent decisions on the same data (the worst counts).
+  const SpeedVerdict v = check_speedup_repeated(
+      [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); },
+      [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); }, policy,
+      cs.name() + " vs the naive direct baseline (one thread per output)",
+      [&](cudaStream_t s) { CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * 4, s)); });
   const SpeedRound& last = v.rounds.back();
   auto& rec = current_record();
   rec.time_ms = last.candidate_ms.median;

@@ -78,4 +78,16 @@ SpeedRound measure_round(const Launch& baseline, const Launch& candidate, int pa
 SpeedVerdict check_speedup(const Launch& baseline, const Launch& candidate, const SpeedPolicy& policy,
                            const std::string& what, const Launch& prepare = {});
 
+/// How many independent decisions a speed grader makes: the environment variable
+/// CONVLAB_SPEED_REPEAT, a whole number from 1 to 100 (default 1; anything else throws
+/// std::invalid_argument). The GPU check sets it to 10 to show that the graders are
+/// robust to noise.
+int speed_repeats();
+
+/// The speed grader as every lab runs it: check_speedup() speed_repeats() times on the same
+/// data, each verdict's message printed ("repeat k/N: " first when N > 1). Returns the worst
+/// verdict: a failed one if any failed, else the one with the lowest ratio.
+SpeedVerdict check_speedup_repeated(const Launch& baseline, const Launch& candidate, const SpeedPolicy& policy,
+                                    const std::string& what, const Launch& prepare = {});
+
 }  // namespace convlab
