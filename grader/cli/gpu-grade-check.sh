@@ -37,10 +37,11 @@ work=$(mktemp -d /tmp/convlab-grade-XXXXXX)
 chmod 755 "$work"  # the graders may run as another user
 fixtures=$root/grader/cli/tests/fixtures
 mkdir -p "$work/subs"
-for f in "$fixtures"/*/; do cp -r "$f" "$work/subs/"; done
-for k in 2 3 4 5; do cp -r "$fixtures/correct" "$work/subs/correct_run$k"; done
-tar -czf "$work/subs/correct_tarball.tar.gz" -C "$fixtures" correct
-cp -r "$fixtures/correct" "$work/subs/correct_git"
+# The corpus: edits on the lab 01 files (tests/fixtures/fixtures.json), written out here.
+cmake -DROOT="$root" -DOUT="$work/subs" -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
+for k in 2 3 4 5; do cp -r "$work/subs/correct" "$work/subs/correct_run$k"; done
+tar -czf "$work/subs/correct_tarball.tar.gz" -C "$work/subs" correct
+cp -r "$work/subs/correct" "$work/subs/correct_git"
 git -C "$work/subs/correct_git" init -q && git -C "$work/subs/correct_git" add -A &&
   git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
 mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"

@@ -1,6 +1,8 @@
 // The labs' convolution benchmarks. See convlab/conv_bench.hpp.
 #include "convlab/conv_bench.hpp"
 
+#include "convlab/bench_run.hpp"
+
 #include "convlab/baselines.hpp"
 #include "convlab/check.hpp"
 #include "convlab/compare.hpp"
@@ -13,7 +15,6 @@
 #endif
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 
 namespace convlab {
@@ -125,36 +126,11 @@ void bench_conv2d(BenchReport& report, const std::vector<BenchConv2d>& kernels, 
 
 int bench_main(int argc, char** argv, const std::string& program, const std::string& title,
                const std::function<void(BenchReport&, bool)>& body) {
-  bool quick = false;
-  std::string markdown_path, json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--markdown" && i + 1 < argc) markdown_path = argv[++i];
-    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
-    else {
-      std::cerr << "usage: " << program << " [--quick] [--markdown FILE] [--json FILE]\n";
-      return 2;
-    }
-  }
-  std::string reason;
-  if (!gpu_available(&reason)) {
-    std::cout << program << ": skipped: " << reason << "\n";
-    return 77;
-  }
-  try {
-    const DeviceInfo dev = device_info();
-    const double copy = measure_copy_bandwidth_gbs(), peak = measure_fp32_peak_gflops();
-    BenchReport report(title, dev.summary(), copy, peak);
-    body(report, quick);
-    std::cout << report.markdown();
-    if (!markdown_path.empty()) std::ofstream(markdown_path) << report.markdown();
-    if (!json_path.empty()) std::ofstream(json_path) << report.json() << "\n";
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+  // The frame (options, GPU check, ceilings, output files) is the one every lab's benchmark uses.
+  return run_benchmark(argc, argv, program, title,
+                       [&](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
+                         body(report, options.quick);
+                       });
 }
 
 }  // namespace convlab

@@ -1,6 +1,7 @@
 // Repeated speed decisions (CONVLAB_SPEED_REPEAT): the same speed grader decided several
 // times on the same data, so that the GPU check can show a grader is robust to noise.
 #include "convlab/gpu.hpp"
+#include "convlab/record.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,16 @@ SpeedVerdict check_speedup_repeated(const Launch& baseline, const Launch& candid
       worst = std::move(v);
   }
   return worst;
+}
+
+void record_speed(const SpeedVerdict& verdict, double threshold) {
+  auto& rec = current_record();
+  if (!verdict.rounds.empty()) {
+    rec.time_ms = verdict.rounds.back().candidate_ms.median;
+    rec.baseline_ms = verdict.rounds.back().baseline_ms.median;
+  }
+  rec.ratio = verdict.ratio;
+  rec.threshold = threshold;
 }
 
 }  // namespace convlab

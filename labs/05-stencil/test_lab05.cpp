@@ -588,12 +588,7 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
   policy.threshold = grader.threshold;
   // CONVLAB_SPEED_REPEAT=N makes N independent decisions on the same data (the worst counts).
   const SpeedVerdict v = check_speedup_repeated(baseline, student, policy, what, prepare);
-  const SpeedRound& last = v.rounds.back();
-  auto& rec = current_record();
-  rec.time_ms = last.candidate_ms.median;
-  rec.baseline_ms = last.baseline_ms.median;
-  rec.ratio = v.ratio;
-  rec.threshold = grader.threshold;
+  record_speed(v, grader.threshold);
   if (!verify("the output of the last timed run is wrong: every call must compute the whole result\n")) return;
   EXPECT_TRUE(v.passed) << v.message;
 }

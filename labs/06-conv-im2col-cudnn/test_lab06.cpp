@@ -400,12 +400,7 @@ void check_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grad
       [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); }, policy,
       cs.name() + " vs the naive direct baseline (one thread per output)",
       [&](cudaStream_t s) { CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * 4, s)); });
-  const SpeedRound& last = v.rounds.back();
-  auto& rec = current_record();
-  rec.time_ms = last.candidate_ms.median;
-  rec.baseline_ms = last.baseline_ms.median;
-  rec.ratio = v.ratio;
-  rec.threshold = grader.threshold;
+  record_speed(v, grader.threshold);
   CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
   const Comparison after = compare(L.dy.download(), L.g, Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
   if (!after.ok()) {

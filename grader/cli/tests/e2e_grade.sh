@@ -25,10 +25,11 @@ rm -rf "$work"
 mkdir -p "$work/subs"
 chmod 755 "$work"  # the graders may run as another user: it must reach its folders
 export PATH=/usr/local/cuda/bin:$PATH
-for f in "$fixtures"/*/; do cp -r "$f" "$work/subs/"; done
+# The corpus: edits on the lab 01 files (fixtures/fixtures.json), written out here.
+"${CMAKE:-cmake}" -DROOT="$root" -DOUT="$work/subs" -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
 # The same correct submission as a tarball and as a git repository.
-tar -czf "$work/subs/correct_tarball.tar.gz" -C "$fixtures" correct
-cp -r "$fixtures/correct" "$work/subs/correct_git"
+tar -czf "$work/subs/correct_tarball.tar.gz" -C "$work/subs" correct
+cp -r "$work/subs/correct" "$work/subs/correct_git"
 git -C "$work/subs/correct_git" init -q
 git -C "$work/subs/correct_git" add -A
 git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission

@@ -90,4 +90,8 @@ int speed_repeats();
 SpeedVerdict check_speedup_repeated(const Launch& baseline, const Launch& candidate, const SpeedPolicy& policy,
                                     const std::string& what, const Launch& prepare = {});
 
+/// Writes a speed verdict into the running test's JSON record (convlab::current_record()):
+/// the medians of its last round, its ratio and the threshold it was judged against.
+void record_speed(const SpeedVerdict& verdict, double threshold);
+
 }  // namespace convlab
