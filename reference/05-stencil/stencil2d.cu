@@ -7,9 +7,10 @@
 //   heat2d_tiled:    grid(ceil(nx/16), ceil(ny/16)), block(18, 18); the block is the input
 //                    tile, the inner 16 x 16 threads compute (PMPP fig. 8.8): 256/324 = 79 %
 //                    of the threads work in the second phase
-//   heat2d_steps:    double buffering over a register-streaming sweep: grid(ceil(nx/32),
-//                    ceil(ny/(4*ROWS))), block(32, 4); a thread walks ROWS rows of one column
-//                    with the rows above and below in registers, x neighbours through L1
+//   heat2d_steps:    double buffering over a sweep written for bandwidth: grid(ceil(nx/128),
+//                    ceil(ny/32)), block(32, 4); a thread owns 4 columns (one float4) x ROWS
+//                    rows, issues all its loads before the first use, keeps the y neighbours
+//                    in registers and reads the x neighbours through L1
 //   heat2d_temporal: FUSE steps per launch in a 64 x 64 shared tile (56 x 56 valid outputs),
 //                    grid(ceil(nx/56), ceil(ny/56)), block(32, 8)
 // Ghost cells (lab05.hpp): Dirichlet holds `wall`, Neumann clamps the index, periodic wraps it.
@@ -17,6 +18,7 @@
 
 #include <convlab/check.hpp>
 
+#include <cstdint>
 #include <utility>
 
 namespace convlab::lab05 {
@@ -70,37 +72,78 @@ __global__ void heat2d_tiled_kernel(const float* __restrict__ in, float* __restr
                                               c.cy * (s_in[ty - 1][tx] + s_in[ty + 1][tx]);
 }
 
-// The sweep heat2d_steps() repeats: each thread owns one column x and ROWS consecutive rows;
-// the rows above and below come from registers, so each input is read from DRAM once, and the x
-// neighbours are the neighbouring lanes' loads, served by L1.
-constexpr int FAST_X = 32, FAST_Y = 4, ROWS = 8;
+// The sweep heat2d_steps() repeats, written for bandwidth. Each thread owns VEC = 4 consecutive
+// columns and ROWS = 8 consecutive rows; a warp covers 128 columns (512 contiguous bytes of a
+// row), the block (32, 4) a 128 x 32 tile.
+//   - A thread in the grid's interior (most of them) issues all its loads at once, before the
+//     first use: ROWS + 2 rows of 16-byte float4 loads (its rows, the row below and the row
+//     above) and one float on each side per row (its x neighbours, in the neighbouring lanes'
+//     lines: L1 hits). That is 10 x 16 + 16 x 4 B = 224 B requested per thread, so a resident
+//     SM keeps far more than the ~20 KB that DRAM latency needs in flight, with no barrier and
+//     no shared memory.
+//   - The y neighbours are the thread's own rows, in registers; only the first and last rows'
+//     outer neighbours are extra loads (10 rows loaded for 8 computed: L2 hits, not DRAM).
+//   - The boundary condition is resolved per *thread*, once: a thread whose cells and
+//     neighbours all lie inside the grid (and whose rows are 16-byte aligned: nx % 4 == 0 and
+//     aligned buffers) takes the plain path; the others (the grid's edge rows and columns, or
+//     every thread when nx % 4 != 0) go cell by cell, with the boundary condition only for the
+//     cells at the edge.
+constexpr int FAST_X = 32, FAST_Y = 4, ROWS = 8, VEC = 4;
 
-__global__ void __launch_bounds__(FAST_X * FAST_Y)
+// One output cell without vectors: plain loads inside the grid, the boundary condition at its edge.
+__device__ __forceinline__ float heat_cell(const float* __restrict__ in, int x, int y, int nx, int ny, Boundary bc,
+                                           float wall, const Coeffs& c) {
+  const float* p = in + y * nx + x;
+  if (x >= 1 && x + 1 < nx && y >= 1 && y + 1 < ny)
+    return c.c0 * __ldg(p) + c.cx * (__ldg(p - 1) + __ldg(p + 1)) + c.cy * (__ldg(p - nx) + __ldg(p + nx));
+  return c.c0 * __ldg(p) + c.cx * (at(in, x - 1, y, nx, ny, bc, wall) + at(in, x + 1, y, nx, ny, bc, wall)) +
+         c.cy * (at(in, x, y - 1, nx, ny, bc, wall) + at(in, x, y + 1, nx, ny, bc, wall));
+}
+
+__global__ void __launch_bounds__(FAST_X * FAST_Y, 8)
     heat2d_fast_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, Boundary bc, float wall,
-                       Coeffs c) {
-  const int x = blockIdx.x * FAST_X + threadIdx.x;
+                       Coeffs c, bool vec_ok) {
+  const int x0 = (blockIdx.x * FAST_X + threadIdx.x) * VEC;
   const int y0 = (blockIdx.y * FAST_Y + threadIdx.y) * ROWS;
-  if (x >= nx || y0 >= ny) return;
-  const int y_end = min(y0 + ROWS, ny);
-  float up = at(in, x, y0 - 1, nx, ny, bc, wall);
-  float cur = in[static_cast<long long>(y0) * nx + x];
-  const bool inner_x = x >= 1 && x + 1 < nx;
-#pragma unroll 4
-  for (int y = y0; y < y_end; ++y) {
-    const long long row = static_cast<long long>(y) * nx;
-    const float down = (y + 1 < ny) ? __ldg(&in[row + nx + x]) : at(in, x, y + 1, nx, ny, bc, wall);
-    const float left = inner_x ? __ldg(&in[row + x - 1]) : at(in, x - 1, y, nx, ny, bc, wall);
-    const float right = inner_x ? __ldg(&in[row + x + 1]) : at(in, x + 1, y, nx, ny, bc, wall);
-    out[row + x] = c.c0 * cur + c.cx * (left + right) + c.cy * (up + down);
-    up = cur;
-    cur = down;
+  if (x0 >= nx || y0 >= ny) return;
+  if (vec_ok && x0 >= 1 && x0 + VEC < nx && y0 >= 1 && y0 + ROWS < ny) {
+    // Interior: every load first (rows y0-1 .. y0+ROWS), then the arithmetic.
+    const float* p = in + (y0 - 1) * nx + x0;
+    float4 v[ROWS + 2];
+    float left[ROWS], right[ROWS];
+#pragma unroll
+    for (int k = 0; k < ROWS + 2; ++k) v[k] = __ldg(reinterpret_cast<const float4*>(p + k * nx));
+#pragma unroll
+    for (int k = 0; k < ROWS; ++k) {
+      left[k] = __ldg(p + (k + 1) * nx - 1);
+      right[k] = __ldg(p + (k + 1) * nx + VEC);
+    }
+    float* q = out + y0 * nx + x0;
+#pragma unroll
+    for (int k = 0; k < ROWS; ++k) {
+      const float4 dn = v[k], cu = v[k + 1], up = v[k + 2];  // rows y-1, y, y+1
+      float4 o;
+      o.x = c.c0 * cu.x + c.cx * (left[k] + cu.y) + c.cy * (dn.x + up.x);
+      o.y = c.c0 * cu.y + c.cx * (cu.x + cu.z) + c.cy * (dn.y + up.y);
+      o.z = c.c0 * cu.z + c.cx * (cu.y + cu.w) + c.cy * (dn.z + up.z);
+      o.w = c.c0 * cu.w + c.cx * (cu.z + right[k]) + c.cy * (dn.w + up.w);
+      *reinterpret_cast<float4*>(q + k * nx) = o;
+    }
+    return;
   }
+  // The grid's edge (or rows that are not 16-byte aligned): cell by cell.
+  const int x_end = min(x0 + VEC, nx), y_end = min(y0 + ROWS, ny);
+  for (int y = y0; y < y_end; ++y)
+    for (int x = x0; x < x_end; ++x) out[y * nx + x] = heat_cell(in, x, y, nx, ny, bc, wall, c);
 }
 
 void launch_fast(const float* in, float* out, const Grid2d& g, const Coeffs& c, cudaStream_t stream) {
   const dim3 block(FAST_X, FAST_Y);
-  const dim3 grid((g.nx + FAST_X - 1) / FAST_X, (g.ny + FAST_Y * ROWS - 1) / (FAST_Y * ROWS));
-  heat2d_fast_kernel<<<grid, block, 0, stream>>>(in, out, g.nx, g.ny, g.bc, g.wall, c);
+  const dim3 grid((g.nx + FAST_X * VEC - 1) / (FAST_X * VEC), (g.ny + FAST_Y * ROWS - 1) / (FAST_Y * ROWS));
+  // float4 rows need nx % 4 == 0 and 16-byte aligned buffers (cudaMalloc's are; an offset view may not be).
+  const bool vec_ok = g.nx % VEC == 0 && reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
+                      reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  heat2d_fast_kernel<<<grid, block, 0, stream>>>(in, out, g.nx, g.ny, g.bc, g.wall, c, vec_ok);
   CONVLAB_CHECK_LAUNCH();
 }
 
@@ -113,22 +156,15 @@ void launch_fast(const float* in, float* out, const Grid2d& g, const Coeffs& c, 
 constexpr int TILE = 64, MAX_FUSE = 4, OUT = TILE - 2 * MAX_FUSE;  // 56
 constexpr int TB_X = 32, TB_Y = 8, TB_ROWS = TILE / TB_Y;          // 8 rows per thread
 
-__global__ void __launch_bounds__(TB_X * TB_Y, 4)
-    heat2d_temporal_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, Boundary bc,
-                           float wall, Coeffs c, int fuse) {
-  __shared__ float s_buf[2][TILE][TILE];
-  const int x0 = blockIdx.x * OUT - fuse, y0 = blockIdx.y * OUT - fuse;  // the tile's corner in the grid
-  const int tiles = OUT + 2 * fuse;                                      // cells of the tile in use
-  const bool periodic = bc == Boundary::periodic;
+// The fused steps of one tile. SIMPLE: no cell of the tile lies outside the grid (periodic
+// tiles, whose loads wrapped, or a tile inside the grid), so the update needs no boundary code at
+// all; the kernel picks the variant once per block, so interior blocks run the plain one.
+template <bool SIMPLE>
+__device__ __forceinline__ void temporal_steps(float (*s_buf)[TILE][TILE], float* __restrict__ out, int nx, int ny,
+                                               Boundary bc, float wall, const Coeffs& c, int fuse, int x0, int y0) {
+  const int tiles = OUT + 2 * fuse;  // cells of the tile in use
+  const bool periodic = SIMPLE || bc == Boundary::periodic;
   const bool dirichlet = bc == Boundary::dirichlet;
-  for (int i = threadIdx.y; i < tiles; i += TB_Y)
-    for (int j = threadIdx.x; j < tiles; j += TB_X) {
-      const int gx = ghost(x0 + j, nx, bc), gy = ghost(y0 + i, ny, bc);
-      // Outside the grid (Dirichlet, Neumann) the cell is never read: neighbours there are
-      // replaced by the wall or by the cell itself below.
-      s_buf[0][i][j] = (gx < 0 || gy < 0) ? wall : in[static_cast<long long>(gy) * nx + gx];
-    }
-  __syncthreads();
   int src = 0;
   for (int s = 1; s <= fuse; ++s) {
     const bool last = s == fuse;
@@ -142,6 +178,7 @@ __global__ void __launch_bounds__(TB_X * TB_Y, 4)
       const int i_begin = threadIdx.y * TB_ROWS;
       float up = i_begin >= 1 ? s_buf[src][i_begin - 1][j] : 0.0f;
       float cur = s_buf[src][i_begin][j];
+#pragma unroll
       for (int r = 0; r < TB_ROWS; ++r) {
         const int i = i_begin + r;
         const float below = i + 1 < tiles ? s_buf[src][i + 1][j] : 0.0f;
@@ -155,7 +192,7 @@ __global__ void __launch_bounds__(TB_X * TB_Y, 4)
           if (!last) {
             s_buf[src ^ 1][i][j] = v;
           } else if (i >= fuse && i < fuse + OUT && j >= fuse && j < fuse + OUT && gx < nx && gy < ny) {
-            out[static_cast<long long>(gy) * nx + gx] = v;
+            out[gy * nx + gx] = v;
           }
         }
         up = cur;
@@ -165,6 +202,27 @@ __global__ void __launch_bounds__(TB_X * TB_Y, 4)
     src ^= 1;
     __syncthreads();  // temporal: step s is complete in the other buffer
   }
+}
+
+__global__ void __launch_bounds__(TB_X * TB_Y, 4)
+    heat2d_temporal_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, Boundary bc,
+                           float wall, Coeffs c, int fuse) {
+  __shared__ float s_buf[2][TILE][TILE];
+  const int x0 = blockIdx.x * OUT - fuse, y0 = blockIdx.y * OUT - fuse;  // the tile's corner in the grid
+  const int tiles = OUT + 2 * fuse;                                      // cells of the tile in use
+  for (int i = threadIdx.y; i < tiles; i += TB_Y)
+    for (int j = threadIdx.x; j < tiles; j += TB_X) {
+      const int gx = ghost(x0 + j, nx, bc), gy = ghost(y0 + i, ny, bc);
+      // Outside the grid (Dirichlet, Neumann) the cell is never read: neighbours there are
+      // replaced by the wall or by the cell itself below.
+      s_buf[0][i][j] = (gx < 0 || gy < 0) ? wall : in[static_cast<long long>(gy) * nx + gx];
+    }
+  __syncthreads();
+  // Block-uniform: a tile with no cell outside the grid takes the variant without boundary code.
+  if (bc == Boundary::periodic || (x0 >= 0 && x0 + tiles <= nx && y0 >= 0 && y0 + tiles <= ny))
+    temporal_steps<true>(s_buf, out, nx, ny, bc, wall, c, fuse, x0, y0);
+  else
+    temporal_steps<false>(s_buf, out, nx, ny, bc, wall, c, fuse, x0, y0);
 }
 
 }  // namespace

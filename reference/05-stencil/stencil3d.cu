@@ -8,10 +8,11 @@
 //   stencil3d_coarsened:  grid(ceil(nx/30), ceil(ny/14), ceil(nz/Z_PER_BLOCK)), block(32, 16):
 //                         the block is one plane of the input tile and walks Z_PER_BLOCK planes,
 //                         three planes in shared memory, shifted after each (PMPP fig. 8.10)
-//   stencil3d_register:   grid(ceil(nx/32), ceil(ny/16), ceil(nz/Z_PER_BLOCK)), block(32, 16):
-//                         one thread per output column; z neighbours in registers, only the
-//                         current plane (32 x 16 plus its halo, loaded by the edge threads) in
-//                         shared memory (PMPP fig. 8.12, with the threads = output tile)
+//   stencil3d_register:   grid(ceil(nx/64), ceil(ny/16), ceil(nz/Z_PER_BLOCK)), block(64, 4):
+//                         each thread owns 4 rows of one column; z neighbours in registers
+//                         (a ring of 5 planes, 2 of them still in flight), only the current
+//                         plane (64 x 16 plus its halo) in shared memory, double-buffered
+//                         (PMPP fig. 8.12, tuned for bandwidth: see the section below)
 //   stencil3d_steps:      double buffering over stencil3d_register
 // Ghost cells (lab05.hpp): Dirichlet holds `wall`, Neumann clamps the index, periodic wraps it.
 #include "lab05.hpp"
@@ -27,7 +28,7 @@ constexpr int IN_TILE_DIM = kTile3d + 2;  // 8
 constexpr int OUT_TILE_DIM = kTile3d;     // 6
 constexpr int Z_PER_BLOCK = 32;           // planes each block of the z-walking kernels sweeps
 constexpr int CO_X = 32, CO_Y = 16;       // coarsened: the input tile's plane
-constexpr int RT_X = 32, RT_Y = 16;       // register tiling: the output tile's plane
+constexpr int RT_X = 64, RT_Y = 4;        // register tiling: the block (RT_ROWS rows per thread)
 
 // The index a neighbour at i reads along a dimension of n cells, or -1 for a Dirichlet wall.
 __host__ __device__ __forceinline__ int ghost(int i, int n, Boundary bc) {
@@ -112,64 +113,144 @@ __global__ void __launch_bounds__(CO_X * CO_Y)
   }
 }
 
-// u(x, y, z) for the register kernel: straight from memory when the block does not touch the
-// grid's x-y boundary (`inner`) and z lies inside the grid, through the boundary condition otherwise.
-__device__ __forceinline__ float load(const float* __restrict__ in, int x, int y, int z, const Dims& d, bool inner) {
-  if (inner && static_cast<unsigned>(z) < static_cast<unsigned>(d.nz)) return __ldg(&in[index3(x, y, z, d)]);
-  return at(in, x, y, z, d);
+// --- register tiling, tuned for bandwidth ------------------------------------------------------
+// Threads (RT_X, RT_Y); each thread owns one column x and RT_ROWS consecutive rows, so a block's
+// output tile is RT_X x RT_TY cells of each plane, and it walks Z_PER_BLOCK planes up z.
+//   - z neighbours: in registers. A thread keeps a ring of 5 planes of its own cells: prev
+//     (z-1), curr (z), next (z+1) and RT_AHEAD = 2 planes still in flight from memory. The loop
+//     is unrolled by the ring's length, so the window slides by renaming registers: no register
+//     move ever waits for a load that is still under way.
+//   - y neighbours of the thread's own rows: in registers too (its rows are consecutive); only
+//     its first and last row read the row below / above from shared memory.
+//   - x neighbours: the current plane in shared memory, double-buffered, so one barrier per
+//     plane suffices (plane z is written to one buffer while plane z-1 may still be read from
+//     the other).
+//   - the plane's halo (2 columns of RT_TY cells, 2 rows of RT_X cells): one cell per thread of
+//     the first 2 * (RT_X + RT_TY) threads, so the two rows are coalesced loads and no warp
+//     diverges on a halo role.
+//   - boundary condition: x and y do not change while a block walks up z, so ghost() runs once
+//     per loaded cell per thread, before the walk, and leaves an offset within a plane (-1 for a
+//     Dirichlet wall); z is resolved once per plane for the whole block. The walk has no
+//     boundary code but a select for the wall, and the update none at all.
+//   - memory-level parallelism: each thread keeps RT_AHEAD = 2 planes of its RT_ROWS (+ halo)
+//     loads in flight while it computes, about 40 B: about 50 KB per SM at 1280 threads.
+constexpr int RT_ROWS = 4;                                       // rows per thread
+constexpr int RT_TY = RT_Y * RT_ROWS;                            // rows of the output tile: 16
+constexpr int RT_THREADS = RT_X * RT_Y;                          // 256
+constexpr int RT_HALO = 2 * (RT_X + RT_TY);                      // halo cells of one plane: 160
+constexpr int RT_H = (RT_HALO + RT_THREADS - 1) / RT_THREADS;    // halo cells per thread: 1
+constexpr int RT_AHEAD = 2;                                      // planes in flight beyond `next`
+constexpr int RT_SX = RT_X + 2;                                  // a shared row: tile + halo
+
+// The cells of one plane that a thread loads: its RT_ROWS own cells and its RT_H halo cells.
+struct Plane {
+  float c[RT_ROWS];
+  float h[RT_H];
+};
+
+// Where a thread's cells are, with the boundary condition already applied.
+struct Cells {
+  int o[RT_ROWS];  // the own cells' offsets within a plane (ghost-resolved), or -1: the wall
+  int rows;        // how many own cells are outputs (inside the grid): rows 0 .. rows-1
+  int hs[RT_H];    // the halo cell's index in the shared plane, or -1: no halo cell
+  int ho[RT_H];    // its offset within a plane (ghost-resolved), or -1: the wall
+};
+
+// The offset of cell (x, y) within a plane after the boundary condition, or -1 for the wall.
+__device__ __forceinline__ int plane_offset(int x, int y, const Dims& d) {
+  x = ghost(x, d.nx, d.bc);
+  y = ghost(y, d.ny, d.bc);
+  return (x < 0 || y < 0) ? -1 : y * d.nx + x;
 }
 
-// Register tiling with loads issued one plane ahead: while plane z is computed, plane z+2 (the
-// next `next`) and the halo of plane z+1 are already on their way, so a DRAM access has a whole
-// iteration to arrive instead of stalling the block at its first barrier.
-__global__ void __launch_bounds__(RT_X * RT_Y, 4)
+// Loads plane z's cells (the halo too when `halo`). No branch per cell: a Dirichlet ghost is a
+// select, and the plane a ghost z reads is decided once for the whole block.
+__device__ __forceinline__ void load_plane(Plane& p, const float* __restrict__ in, int z, const Cells& t,
+                                           const Dims& d, bool halo) {
+  const int gz = ghost(z, d.nz, d.bc);  // the same for the whole block; -1: a Dirichlet wall plane
+  const float* plane = in + (gz < 0 ? 0 : gz) * (d.nx * d.ny);
+#pragma unroll
+  for (int r = 0; r < RT_ROWS; ++r) p.c[r] = (gz < 0 || t.o[r] < 0) ? d.wall : __ldg(plane + t.o[r]);
+  if (!halo) return;
+#pragma unroll
+  for (int j = 0; j < RT_H; ++j)
+    if (t.hs[j] >= 0) p.h[j] = (gz < 0 || t.ho[j] < 0) ? d.wall : __ldg(plane + t.ho[j]);
+}
+
+// One plane of the walk: issue the load of plane z + 1 + RT_AHEAD into `fresh`, publish `curr`
+// (with its halo) in shared memory, and compute plane z from prev / curr / next.
+__device__ __forceinline__ void register_step(int z, int z_end, const Plane& prev, const Plane& curr, const Plane& next,
+                                              Plane& fresh, float (*s)[RT_TY + 2][RT_SX], int buf,
+                                              const float* __restrict__ in, float* __restrict__ out, const Cells& t,
+                                              const Dims& d, const Coeffs& c) {
+  // The last plane any step of this block reads is z_end (the `next` of plane z_end - 1).
+  if (z + 1 + RT_AHEAD <= z_end) load_plane(fresh, in, z + 1 + RT_AHEAD, t, d, true);
+  const int tx = threadIdx.x, row0 = threadIdx.y * RT_ROWS + 1;  // the thread's first row in the shared plane
+  float(*sp)[RT_SX] = s[buf];
+#pragma unroll
+  for (int r = 0; r < RT_ROWS; ++r) sp[row0 + r][tx + 1] = curr.c[r];
+#pragma unroll
+  for (int j = 0; j < RT_H; ++j)
+    if (t.hs[j] >= 0) (&sp[0][0])[t.hs[j]] = curr.h[j];
+  // With two buffers one barrier per plane is enough: the buffer written here was last read
+  // in the step before the previous one, and every thread has passed a barrier since.
+  __syncthreads();  // register: the current plane and its halo are loaded
+  float* o = out + z * (d.nx * d.ny);
+#pragma unroll
+  for (int r = 0; r < RT_ROWS; ++r) {
+    const float down = r > 0 ? curr.c[r - 1] : sp[row0 - 1][tx + 1];  // y - 1
+    const float up = r + 1 < RT_ROWS ? curr.c[r + 1] : sp[row0 + RT_ROWS][tx + 1];  // y + 1
+    const float v = c.c0 * curr.c[r] + c.cx * (sp[row0 + r][tx] + sp[row0 + r][tx + 2]) + c.cy * (down + up) +
+                    c.cz * (prev.c[r] + next.c[r]);
+    if (r < t.rows) o[t.o[r]] = v;  // an output cell is inside the grid: its offset is its own
+  }
+}
+
+__global__ void __launch_bounds__(RT_THREADS, 5)
     stencil3d_register_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
-  __shared__ float s_curr[RT_Y + 2][RT_X + 2];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int x = blockIdx.x * RT_X + tx;
-  const int y = blockIdx.y * RT_Y + ty;
+  __shared__ float s_curr[2][RT_TY + 2][RT_SX];  // the current plane with its halo, double-buffered
+  const int x0 = blockIdx.x * RT_X, y0 = blockIdx.y * RT_TY;
   const int z0 = blockIdx.z * Z_PER_BLOCK;
   const int z_end = min(z0 + Z_PER_BLOCK, d.nz);
-  const bool active = x < d.nx && y < d.ny;
-  const int bx = blockIdx.x, by = blockIdx.y;
-  const bool inner = bx > 0 && (bx + 1) * RT_X < d.nx && by > 0 && (by + 1) * RT_Y < d.ny;
-  // The edge threads also load the halo: the cell left of the first column, right of the last,
-  // below the first row, above the last.
-  const bool left = tx == 0, right = tx == RT_X - 1, down = ty == 0, up = ty == RT_Y - 1;
   // Threads past the grid's edge still load (a ghost value) and reach every barrier: their
   // cells are the halo of the last active column or row.
-  float prev = load(in, x, y, z0 - 1, d, inner);
-  float curr = load(in, x, y, z0, d, inner);
-  float next = load(in, x, y, z0 + 1, d, inner);
-  float h_left = left ? load(in, x - 1, y, z0, d, inner) : 0.0f;
-  float h_right = right ? load(in, x + 1, y, z0, d, inner) : 0.0f;
-  float h_down = down ? load(in, x, y - 1, z0, d, inner) : 0.0f;
-  float h_up = up ? load(in, x, y + 1, z0, d, inner) : 0.0f;
-  for (int z = z0; z < z_end; ++z) {
-    // Prefetch: plane z+2 for the next iteration's `next`, and plane z+1's halo.
-    const bool more = z + 1 < z_end;
-    const float next2 = more ? load(in, x, y, z + 2, d, inner) : 0.0f;
-    const float n_left = more && left ? load(in, x - 1, y, z + 1, d, inner) : 0.0f;
-    const float n_right = more && right ? load(in, x + 1, y, z + 1, d, inner) : 0.0f;
-    const float n_down = more && down ? load(in, x, y - 1, z + 1, d, inner) : 0.0f;
-    const float n_up = more && up ? load(in, x, y + 1, z + 1, d, inner) : 0.0f;
-    s_curr[ty + 1][tx + 1] = curr;
-    if (left) s_curr[ty + 1][0] = h_left;
-    if (right) s_curr[ty + 1][RT_X + 1] = h_right;
-    if (down) s_curr[0][tx + 1] = h_down;
-    if (up) s_curr[RT_Y + 1][tx + 1] = h_up;
-    __syncthreads();  // register: the current plane and its halo are loaded
-    if (active)
-      out[index3(x, y, z, d)] = c.c0 * curr + c.cx * (s_curr[ty + 1][tx] + s_curr[ty + 1][tx + 2]) +
-                                c.cy * (s_curr[ty][tx + 1] + s_curr[ty + 2][tx + 1]) + c.cz * (prev + next);
-    __syncthreads();  // register: every thread is done with the plane before it is overwritten
-    prev = curr;  // the z window slides in registers
-    curr = next;
-    next = next2;
-    h_left = n_left;
-    h_right = n_right;
-    h_down = n_down;
-    h_up = n_up;
+  Cells t;
+  const int x = x0 + static_cast<int>(threadIdx.x), y = y0 + static_cast<int>(threadIdx.y) * RT_ROWS;
+  t.rows = x < d.nx ? max(0, min(RT_ROWS, d.ny - y)) : 0;
+#pragma unroll
+  for (int r = 0; r < RT_ROWS; ++r) t.o[r] = plane_offset(x, y + r, d);
+#pragma unroll
+  for (int j = 0; j < RT_H; ++j) {
+    // Halo cell h: the left column, the right column, the row below, the row above.
+    const int h = static_cast<int>(threadIdx.y * RT_X + threadIdx.x) + j * RT_THREADS;
+    int hx, hy, sx, sy;
+    if (h < RT_TY) hx = x0 - 1, hy = y0 + h, sx = 0, sy = h + 1;
+    else if (h < 2 * RT_TY) hx = x0 + RT_X, hy = y0 + h - RT_TY, sx = RT_X + 1, sy = h - RT_TY + 1;
+    else if (h < 2 * RT_TY + RT_X) hx = x0 + h - 2 * RT_TY, hy = y0 - 1, sx = h - 2 * RT_TY + 1, sy = 0;
+    else hx = x0 + h - 2 * RT_TY - RT_X, hy = y0 + RT_TY, sx = h - 2 * RT_TY - RT_X + 1, sy = RT_TY + 1;
+    t.hs[j] = h < RT_HALO ? sy * RT_SX + sx : -1;
+    t.ho[j] = plane_offset(hx, hy, d);
+  }
+  // The ring of planes: z0 - 1, z0, z0 + 1 and RT_AHEAD = 2 planes ahead.
+  static_assert(RT_AHEAD == 2, "the unrolled walk below names RT_AHEAD + 3 = 5 planes");
+  Plane p0{}, p1{}, p2{}, p3{}, p4{};
+  load_plane(p0, in, z0 - 1, t, d, false);  // only ever `prev`: no halo needed
+  load_plane(p1, in, z0, t, d, true);
+  load_plane(p2, in, z0 + 1, t, d, true);   // z0 + 1 <= z_end always
+  if (z0 + 2 <= z_end) load_plane(p3, in, z0 + 2, t, d, true);
+  // Unrolled by the ring's length, the roles rotate by renaming: (prev, curr, next, fresh).
+  // Consecutive planes alternate between the two shared buffers (5 is odd: b flips each round).
+  for (int z = z0; z < z_end; z += 5) {
+    const int b = (z - z0) & 1;
+    register_step(z, z_end, p0, p1, p2, p4, s_curr, b, in, out, t, d, c);
+    if (z + 1 >= z_end) break;
+    register_step(z + 1, z_end, p1, p2, p3, p0, s_curr, b ^ 1, in, out, t, d, c);
+    if (z + 2 >= z_end) break;
+    register_step(z + 2, z_end, p2, p3, p4, p1, s_curr, b, in, out, t, d, c);
+    if (z + 3 >= z_end) break;
+    register_step(z + 3, z_end, p3, p4, p0, p2, s_curr, b ^ 1, in, out, t, d, c);
+    if (z + 4 >= z_end) break;
+    register_step(z + 4, z_end, p4, p0, p1, p3, s_curr, b, in, out, t, d, c);
   }
 }
 
@@ -177,7 +258,7 @@ Dims dims_of(const Grid3d& g) { return Dims{g.nx, g.ny, g.nz, g.bc, g.wall}; }
 
 void launch_register(const float* in, float* out, const Grid3d& g, const Coeffs& c, cudaStream_t stream) {
   const dim3 block(RT_X, RT_Y);
-  const dim3 grid((g.nx + RT_X - 1) / RT_X, (g.ny + RT_Y - 1) / RT_Y, (g.nz + Z_PER_BLOCK - 1) / Z_PER_BLOCK);
+  const dim3 grid((g.nx + RT_X - 1) / RT_X, (g.ny + RT_TY - 1) / RT_TY, (g.nz + Z_PER_BLOCK - 1) / Z_PER_BLOCK);
   stencil3d_register_kernel<<<grid, block, 0, stream>>>(in, out, dims_of(g), c);
   CONVLAB_CHECK_LAUNCH();
 }
