@@ -442,6 +442,7 @@ const Case kGpuCases[] = {
     {1, 3, 513, 257, 6, 7, 7, 2, 2, kSame},
     {2, 64, 67, 130, 64, 1, 1, 1, 1, kValid},
     {1, 3, 512, 512, 1, 3, 3, 3, 3, kSame},       // the lab report's largest
+    {1, 3, 1000, 700, 1, 5, 5, 1, 1, kSame},      // one filter on an image large enough for the strip kernel
     {2, 128, 28, 28, 130, 3, 3, 1, 1, kPad, 1, 1},  // K = 130: two 128-row tiles, the second nearly empty
 };
 const GemmCase kGemmCases[] = {{1, 1, 1}, {6, 54, 27}, {64, 64, 64}, {65, 63, 17}, {3, 1000, 75}, {130, 67, 300}};
