@@ -78,7 +78,8 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
   if (s.slug.substr(0, 2) != s.lab.substr(3, 2)) fail(origin, "slug", "must start with the lab's number");
   s.title = text(root, "title", origin, "top level");
 
-  const json& sub = member(root, "submission", json::value_t::object, origin, "top level");
+  // Sections are copied: GCC 13 takes a reference to member()'s result for a dangling one (-Wdangling-reference).
+  const json sub = member(root, "submission", json::value_t::object, origin, "top level");
   only_keys(sub, {"files"}, origin, "submission");
   s.files = strings(sub, "files", origin, "submission");
   if (s.files.empty()) fail(origin, "submission.files", "must name at least one file");
@@ -89,7 +90,7 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
   s.forbidden_symbols = strings(root, "forbidden_symbols", origin, "top level");
   if (root.contains("allowed_symbols")) {
     // Per file: forbidden substrings that this one file's object may use (lab 06's cuDNN path).
-    const json& allowed = member(root, "allowed_symbols", json::value_t::object, origin, "top level");
+    const json allowed = member(root, "allowed_symbols", json::value_t::object, origin, "top level");
     for (const auto& item : allowed.items()) {
       const std::string& file = item.key();
       if (std::find(s.files.begin(), s.files.end(), file) == s.files.end())
@@ -101,13 +102,13 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
     }
   }
 
-  const json& lim = member(root, "time_limits_s", json::value_t::object, origin, "top level");
+  const json lim = member(root, "time_limits_s", json::value_t::object, origin, "top level");
   only_keys(lim, {"compile", "test"}, origin, "time_limits_s");
   s.compile_timeout_s = member(lim, "compile", json::value_t::number_unsigned, origin, "time_limits_s").get<int>();
   s.test_timeout_s = member(lim, "test", json::value_t::number_unsigned, origin, "time_limits_s").get<int>();
   if (s.compile_timeout_s < 1 || s.test_timeout_s < 1) fail(origin, "time_limits_s", "limits must be >= 1 second");
 
-  const json& graders = member(root, "graders", json::value_t::array, origin, "top level");
+  const json graders = member(root, "graders", json::value_t::array, origin, "top level");
   if (graders.empty()) fail(origin, "graders", "must list at least one grader");
   std::set<std::string> ids;
   for (std::size_t i = 0; i < graders.size(); ++i) {

@@ -22,6 +22,9 @@
 // waves, atomics: 0.234 ms) beat 64 x 256 in one slice (0.233 ms; 128 x 128: 0.406 ms). The
 // blocks of a half-empty last wave run alone on their SMs, faster; fewer warps per SM, or
 // the atomics and the zeroing, cost what the fuller waves gain.
+// Nor did warps of 4 x 8 threads (one shared-memory wavefront per fragment read instead of
+// four): 0.224 against 0.227 ms, within the spread of runs on different machines of the
+// same kind; shared-memory bandwidth is not what holds this kernel at 55 % of the FMA peak.
 // The gather: each thread loads B_PER taps of one output column j; its (n, p, q) and the
 // input offset of its window are computed once; the taps' (c, r, s) come from a table in
 // shared memory, built once per block (one division per tap for the whole block, not one
