@@ -138,26 +138,38 @@ inline Field run(const std::vector<float>& u0, const Shape& s, const Coeffs& c, 
   return a;
 }
 
-/// `iters` Jacobi sweeps for \f$\nabla^2 u = f\f$ on an n x n grid, u = 0 outside:
+/// Jacobi sweeps for \f$\nabla^2 u = f\f$ on an n x n grid, u = 0 outside, one at a time:
 /// u' = (sum of neighbours - h^2 f)/4; the bound counts m = 6 roundings per term (the four
 /// neighbours, h*h and its product with f).
-inline Field jacobi(const std::vector<float>& u0, const std::vector<float>& f, int n, float h, int iters) {
-  Shape s;
-  s.nx = s.ny = n;
-  Coeffs c;
-  c.c0 = 0;
-  c.cx = c.cy = 0.25f;
-  std::vector<double> source(f.size());
-  const double h2 = double(h) * double(h);
-  for (std::size_t k = 0; k < f.size(); ++k) source[k] = -0.25 * h2 * f[k];
-  Field a, b;
-  a.value.assign(u0.begin(), u0.end());
-  a.bound.assign(u0.size(), 0.0);
-  for (int t = 0; t < iters; ++t) {
-    sweep(s, c, false, 6, a, b, source);
-    std::swap(a, b);
+class JacobiIteration {
+ public:
+  JacobiIteration(const std::vector<float>& u0, const std::vector<float>& f, int n, float h) : source_(f.size()) {
+    s_.nx = s_.ny = n;
+    c_.c0 = 0;
+    c_.cx = c_.cy = 0.25f;
+    const double h2 = double(h) * double(h);
+    for (std::size_t k = 0; k < f.size(); ++k) source_[k] = -0.25 * h2 * f[k];
+    a_.value.assign(u0.begin(), u0.end());
+    a_.bound.assign(u0.size(), 0.0);
   }
-  return a;
+  void sweep() {
+    golden::sweep(s_, c_, false, 6, a_, b_, source_);
+    std::swap(a_, b_);
+  }
+  const Field& field() const { return a_; }
+
+ private:
+  Shape s_;
+  Coeffs c_;
+  std::vector<double> source_;
+  Field a_, b_;
+};
+
+/// The state after `iters` Jacobi sweeps (JacobiIteration).
+inline Field jacobi(const std::vector<float>& u0, const std::vector<float>& f, int n, float h, int iters) {
+  JacobiIteration it(u0, f, n, h);
+  for (int t = 0; t < iters; ++t) it.sweep();
+  return it.field();
 }
 
 /// The relative residual \f$\|f - \nabla_h^2 u\|_2 / \|f\|_2\f$ of poisson_jacobi() in double,

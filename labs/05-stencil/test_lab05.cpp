@@ -448,22 +448,10 @@ void check_jacobi_stops(int n, float tol, int check_every) {
   ASSERT_TRUE(run.error.empty()) << "poisson_jacobi: " << run.error;
   // The golden model's own stopping point.
   int expected = -1;
-  {
-    Shape s;
-    s.nx = s.ny = n;
-    Coeffs c;
-    c.c0 = 0;
-    c.cx = c.cy = 0.25f;
-    std::vector<double> source(f.size());
-    for (std::size_t k = 0; k < f.size(); ++k) source[k] = -0.25 * double(p.h) * double(p.h) * f[k];
-    Field a, b;
-    a.value.assign(u0.begin(), u0.end());
-    a.bound.assign(u0.size(), 0);
-    for (int it = 1; it <= cap && expected < 0; ++it) {
-      golden::sweep(s, c, false, 6, a, b, source);
-      std::swap(a, b);
-      if (it % check_every == 0 && golden::residual(a.value, f, n, p.h).value <= tol) expected = it;
-    }
+  golden::JacobiIteration golden_run(u0, f, n, p.h);
+  for (int it = 1; it <= cap && expected < 0; ++it) {
+    golden_run.sweep();
+    if (it % check_every == 0 && golden::residual(golden_run.field().value, f, n, p.h).value <= tol) expected = it;
   }
   ASSERT_GT(expected, 0) << "the golden model did not converge (a bad case)";
   EXPECT_TRUE(run.result.converged) << "Jacobi, n = " << n << ", tol = " << tol << ": not converged after "

@@ -230,12 +230,18 @@ __global__ void __launch_bounds__(STRIP_THREADS, 4) conv_direct_strip(const floa
   }
 }
 
+/// conv_direct_strip's grid: 128 columns x 8 rows of outputs for KB filters of one image per block.
+dim3 strip_grid(const ConvProblem& p, int P, int Q, int kb) {
+  return dim3(unsigned((Q + STRIP_COLS - 1) / STRIP_COLS), unsigned((P + STRIP_TY - 1) / STRIP_TY),
+              unsigned(p.n * ((p.k + kb - 1) / kb)));
+}
+
 template <int R, int S, int KB>
 void launch_strip_kb(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, int P, int Q,
                      cudaStream_t stream) {
   const std::size_t shared =
       (std::size_t(strip_filter_floats(KB, p)) + std::size_t(STRIP_TY - 1 + R) * STRIP_TILE_W) * sizeof(float);
-  const dim3 grid((Q + STRIP_COLS - 1) / STRIP_COLS, (P + STRIP_TY - 1) / STRIP_TY, p.n * ((p.k + KB - 1) / KB));
+  const dim3 grid = strip_grid(p, P, Q, KB);
   conv_direct_strip<R, S, KB><<<grid, STRIP_THREADS, shared, stream>>>(d_x, d_w, d_y, p, P, Q);
   CONVLAB_CHECK_LAUNCH();
 }
@@ -255,10 +261,10 @@ void launch_strip(const float* d_x, const float* d_w, float* d_y, const ConvProb
   }
 }
 
-/// Blocks of conv_direct_strip for this layer.
+/// Blocks of conv_direct_strip for this layer (KB = K up to kStripMaxK, as launch_strip picks).
 long long strip_blocks(const ConvProblem& p, int P, int Q) {
-  const long long k_blocks = (p.k + kStripMaxK - 1) / kStripMaxK;
-  return (long long)((Q + STRIP_COLS - 1) / STRIP_COLS) * ((P + STRIP_TY - 1) / STRIP_TY) * p.n * k_blocks;
+  const dim3 g = strip_grid(p, P, Q, p.k < kStripMaxK ? p.k : kStripMaxK);
+  return (long long)g.x * g.y * g.z;
 }
 
 /// Runs conv_direct_strip if the layer has a stride of 1 and a square filter it is compiled
