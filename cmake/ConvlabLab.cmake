@@ -4,15 +4,18 @@
 # (labs/NN-slug/grading.json) for its id, its kernel files and its time limits,
 # so that no number is written twice. It builds:
 #
-#   <lab>_graders          the graders against CONVLAB_IMPL's kernels
-#                          (starter_code/NN-slug or reference/NN-slug);
-#                          CTest tests <lab>.correctness.*, <lab>.speedup.*, <lab>.cpu.*
+#   <lab>_graders          the judge: the tests, the golden models, the records, and no
+#                          student code; CTest tests <lab>.correctness.*, <lab>.speedup.*,
+#                          <lab>.cpu.*. It starts a runner for the kernels (see
+#                          grader/judge/include/convlab/remote.hpp).
+#   <lab>_runner           the runner: CONVLAB_IMPL's kernels (starter_code/NN-slug or
+#                          reference/NN-slug), the harness's runner library and the lab's
+#                          remote_<lab>.cpp table
 #   <lab>_bench            the benchmark (BENCHMARK), not a test
-# and with CONVLAB_SELFTEST:
-#   <lab>_graders_starter  the graders against the untouched starter; each test
-#                          selftest.starter.<grader test> passes only if that
-#                          grader FAILS (an assertion, not a crash)
-#   <lab>_graders_mutant_<name>
+# and with CONVLAB_SELFTEST (the same judge, other runners):
+#   <lab>_runner_starter   the untouched starter; each test selftest.starter.<grader test>
+#                          passes only if that grader FAILS (an assertion, not a crash)
+#   <lab>_runner_mutant_<name>
 #                          the reference with one planted bug
 #                          (reference/NN-slug/mutants/mutants.json, applied as a
 #                          find/replace on the reference at configure time); the test
@@ -92,14 +95,25 @@ function(convlab_add_lab)
       "if(${test_list})\n  set_tests_properties(\${${test_list}} PROPERTIES LABELS \"${_labels}\")\nendif()\n")
   endmacro()
 
-  # The tests, compiled once and linked into every variant.
-  add_library(${lab}_tests_obj OBJECT ${ARG_TESTS})
+  # The judge: the tests and the proxies of the contract (remote_<lab>.cpp), no student code.
+  # One judge serves every variant; a variant is a runner (--convlab-runner=PATH).
+  set(remote_file "${CMAKE_CURRENT_SOURCE_DIR}/remote_${lab}.cpp")
+  if(NOT EXISTS "${remote_file}")
+    message(FATAL_ERROR "convlab: ${slug} has no remote_${lab}.cpp (the contract's table for the judge and runner)")
+  endif()
+  add_library(${lab}_tests_obj OBJECT ${ARG_TESTS} "${remote_file}")
   target_include_directories(${lab}_tests_obj PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
-  target_link_libraries(${lab}_tests_obj PUBLIC convlab::grader PRIVATE convlab::options)
+  target_link_libraries(${lab}_tests_obj PUBLIC convlab::judge PRIVATE convlab::options)
   target_compile_definitions(${lab}_tests_obj PRIVATE
     CONVLAB_LAB_ID="${lab}" CONVLAB_SPEC_PATH="${spec_file}")
+  add_executable(${lab}_graders $<TARGET_OBJECTS:${lab}_tests_obj>)
+  target_link_libraries(${lab}_graders PRIVATE convlab::judge)
+  # The runners' half of remote_<lab>.cpp: the table that calls the student's functions.
+  add_library(${lab}_remote_runner OBJECT "${remote_file}")
+  target_include_directories(${lab}_remote_runner PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
+  target_link_libraries(${lab}_remote_runner PUBLIC convlab::runner PRIVATE convlab::options)
 
-  # _convlab_variant(<name> <dir> [REPLACE <file> WITH <path>]) -> <lab>_graders<suffix>
+  # _convlab_variant(<suffix> <dir> [REPLACE <file> WITH <path>]) -> <lab>_kernels<suffix>, <lab>_runner<suffix>
   macro(_convlab_variant suffix dir)
     cmake_parse_arguments(V "" "REPLACE;WITH" "" ${ARGN})
     set(sources "")
@@ -115,9 +129,26 @@ function(convlab_add_lab)
     add_library(${lab}_kernels${suffix} STATIC)
     convlab_cuda_sources(${lab}_kernels${suffix} ${sources})
     target_include_directories(${lab}_kernels${suffix} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
-    target_link_libraries(${lab}_kernels${suffix} PUBLIC convlab::grader PRIVATE convlab::options)
-    add_executable(${lab}_graders${suffix} $<TARGET_OBJECTS:${lab}_tests_obj>)
-    target_link_libraries(${lab}_graders${suffix} PRIVATE ${lab}_kernels${suffix})
+    target_link_libraries(${lab}_kernels${suffix} PUBLIC convlab::device PRIVATE convlab::options)
+    add_executable(${lab}_runner${suffix} $<TARGET_OBJECTS:${lab}_remote_runner>)
+    target_link_libraries(${lab}_runner${suffix} PRIVATE ${lab}_kernels${suffix} convlab::runner)
+    if(CONVLAB_BACKEND STREQUAL "cuda")
+      # The technique graders read what each kernel's code does with each memory space from its
+      # PTX (one architecture is enough): <runner>.facts.json, next to the runner.
+      add_library(${lab}_ptx${suffix} OBJECT ${sources})
+      list(GET CMAKE_CUDA_ARCHITECTURES 0 ptx_arch)
+      string(REGEX REPLACE "-(real|virtual)$" "" ptx_arch "${ptx_arch}")
+      set_target_properties(${lab}_ptx${suffix} PROPERTIES CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES "${ptx_arch}")
+      target_include_directories(${lab}_ptx${suffix} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+      target_link_libraries(${lab}_ptx${suffix} PRIVATE convlab::device convlab::options)
+      set(facts "${CMAKE_CURRENT_BINARY_DIR}/${lab}_runner${suffix}.facts.json")
+      add_custom_command(OUTPUT "${facts}"
+        COMMAND convlab_ptxfacts "${facts}" "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
+        DEPENDS ${lab}_ptx${suffix} convlab_ptxfacts "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
+        COMMAND_EXPAND_LISTS VERBATIM COMMENT "ptxfacts: the code facts of ${lab}_runner${suffix}")
+      add_custom_target(${lab}_facts${suffix} DEPENDS "${facts}")
+      add_dependencies(${lab}_runner${suffix} ${lab}_facts${suffix})
+    endif()
   endmacro()
 
   # --- the graders, against the kernels CONVLAB_IMPL names --------------------
@@ -126,6 +157,8 @@ function(convlab_add_lab)
   else()
     _convlab_variant("" "${starter_dir}")
   endif()
+  # Building the graders builds the runner they start (what `convlab check` and `grade` build).
+  add_dependencies(${lab}_graders ${lab}_runner)
   set(main_labels "${lab}")
   if(CONVLAB_IMPL STREQUAL "reference")
     list(APPEND main_labels selftest)  # the reference passing is half of the self-test
@@ -137,12 +170,17 @@ function(convlab_add_lab)
     set(device gpu)
   endif()
   _convlab_labels(${lab}_correctness ${main_labels} correctness ${device})
+  _convlab_labels(${lab}_technique ${main_labels} technique ${device})
   _convlab_labels(${lab}_speedup ${main_labels} speedup ${device})
   _convlab_labels(${lab}_cpu ${lab} cpu)
   _convlab_labels(${lab}_starter ${lab} selftest ${device})
+  # The judge finds its runner next to itself (<lab>_runner); the self-tests name theirs.
   set(run_args "--convlab-impl=${CONVLAB_IMPL}" "--convlab-results=${results_root}/${CONVLAB_IMPL}")
   gtest_discover_tests(${lab}_graders EXTRA_ARGS ${run_args}
     TEST_FILTER "${lab}.correctness.*" TEST_LIST ${lab}_correctness DISCOVERY_MODE PRE_TEST
+    PROPERTIES TIMEOUT ${test_timeout})
+  gtest_discover_tests(${lab}_graders EXTRA_ARGS ${run_args}
+    TEST_FILTER "${lab}.technique.*" TEST_LIST ${lab}_technique DISCOVERY_MODE PRE_TEST
     PROPERTIES TIMEOUT ${test_timeout})
   gtest_discover_tests(${lab}_graders EXTRA_ARGS ${run_args}
     TEST_FILTER "${lab}.speedup.*" TEST_LIST ${lab}_speedup DISCOVERY_MODE PRE_TEST
@@ -154,9 +192,10 @@ function(convlab_add_lab)
   # --- the self-test: the starter must fail every grader ------------------------
   if(CONVLAB_SELFTEST)
     _convlab_variant("_starter" "${starter_dir}")
-    gtest_discover_tests(${lab}_graders_starter
+    gtest_discover_tests(${lab}_graders
       EXTRA_ARGS "--convlab-impl=starter" "--convlab-results=${results_root}/starter"
-      TEST_PREFIX "selftest.starter." TEST_FILTER "${lab}.correctness.*:${lab}.speedup.*"
+                 "--convlab-runner=${CMAKE_CURRENT_BINARY_DIR}/${lab}_runner_starter"
+      TEST_PREFIX "selftest.starter." TEST_FILTER "${lab}.correctness.*:${lab}.technique.*:${lab}.speedup.*"
       TEST_LIST ${lab}_starter DISCOVERY_MODE PRE_TEST
       PROPERTIES PASS_REGULAR_EXPRESSION "\\[  FAILED  \\] ${lab}\\." TIMEOUT ${test_timeout} RUN_SERIAL TRUE)
 
@@ -213,7 +252,8 @@ function(convlab_add_lab)
         configure_file("${mutant_path}.tmp" "${mutant_path}" COPYONLY)  # rewritten only when it changes
         _convlab_variant("_mutant_${m_name}" "${reference_dir}" REPLACE "${m_file}" WITH "${mutant_path}")
         add_test(NAME selftest.mutant.${lab}.${m_name}
-                 COMMAND ${lab}_graders_mutant_${m_name} "--gtest_filter=${m_graders}"
+                 COMMAND ${lab}_graders "--gtest_filter=${m_graders}"
+                         "--convlab-runner=${CMAKE_CURRENT_BINARY_DIR}/${lab}_runner_mutant_${m_name}"
                          "--convlab-impl=mutant:${m_name}" "--convlab-results=${results_root}/mutant-${m_name}")
         set_tests_properties(selftest.mutant.${lab}.${m_name} PROPERTIES
           LABELS "${lab};selftest;${device}" SKIP_REGULAR_EXPRESSION "${skip_regex}"

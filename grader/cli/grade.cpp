@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -108,7 +109,8 @@ struct BuiltLab {
   std::string failure;       // lab-wide: no build, forbidden symbol, ...
   std::string details;
   std::vector<std::string> notes;
-  std::string exe;           // the graders, copied out of the slot
+  std::string exe;           // the judge (the lab's graders), copied out of the slot
+  std::string runner;        // its runner (the student's kernels), copied next to it
   std::string slot_src;      // the pristine tree it was built in
   double build_s = 0;
 };
@@ -162,6 +164,8 @@ private:
   void run_worker(const std::string& gpu);
   LabResult run_lab(const Job& job, const BuiltLab& b, const std::string& gpu);
   RunSpec graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const;
+  void add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const;
+  void choose_runner_sandbox();
   GraderRun run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
                        const std::string& gpu);
   std::string run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
@@ -177,6 +181,9 @@ private:
   std::vector<const Lab*> labs_;
   std::map<std::string, LabSpec> specs_;  // calibrated
   std::string work_, calibration_copy_, user_, settings_hash_;
+  std::string record_key_;       // signs the judges' records for this run
+  std::string runner_sandbox_;   // the script that starts a runner in bubblewrap ("" if unavailable)
+  std::string runner_sandbox_note_;
   std::vector<std::string> slot_files_, integrity_files_;
   std::uint64_t slot_hash_ = 0, root_hash_ = 0;
   std::vector<std::string> root_files_;
@@ -261,9 +268,60 @@ void Grader::write_hardware() {
     text += "GPU " + gpu + ": " + h.value("summary", std::string("?")) + "\n";
   }
   const json all = {{"date", utc_now()}, {"host", host}, {"gpus", gpus}, {"jobs", opt_.jobs}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
-                    {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_}};
+                    {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_},
+                    {"runner_sandbox", runner_sandbox_note_}};
   write_file_atomic(opt_.out + "/hardware.json", all.dump(2) + "\n");
   log_->line("hardware: " + trim(text));
+}
+
+// The runner (the process holding a submission's kernels) starts in bubblewrap where it works: no
+// network, no other processes, a private /tmp and /dev with the NVIDIA device nodes only, every
+// file read-only, the course's reference/ and this run's outputs hidden.
+void Grader::choose_runner_sandbox() {
+  const std::string bwrap = opt_.runner_sandbox == "none" ? std::string() : which("bwrap");
+  if (bwrap.empty()) {
+    runner_sandbox_note_ = opt_.runner_sandbox == "none"
+                               ? "none (--runner-sandbox none)"
+                               : "none: bubblewrap (bwrap) is not installed; runners run with the graders' limits only";
+    log_->line("runner sandbox: " + runner_sandbox_note_);
+    return;
+  }
+  std::string script = "#!/bin/sh\n# convlab grade: starts a runner (a submission's kernels) in bubblewrap.\nexec '" +
+                       bwrap + "' --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev", ec))
+    if (starts_with(e.path().filename().string(), "nvidia"))
+      script += " --dev-bind '" + e.path().string() + "' '" + e.path().string() + "'";
+  if (fs::exists(project_.root + "/reference", ec)) script += " --tmpfs '" + project_.root + "/reference'";
+  for (const char* d : {"/results", "/feedback", "/state"}) script += " --tmpfs '" + opt_.out + d + "'";
+  script += " --chdir / \"$@\"\n";
+  const std::string path = work_ + "/runner-sandbox.sh";
+  write_file_atomic(path, script);
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec, ec);
+  // Probe it as the graders' user: it must start, hide reference/, and leave the GPU usable.
+  std::string check = "test -w /tmp && ! test -e '" + project_.root + "/reference/README.md'";
+  const std::string smi = which("nvidia-smi");
+  if (!smi.empty() && fs::exists("/dev/nvidiactl", ec)) check += " && '" + smi + "' -L >/dev/null";
+  RunSpec probe;
+  probe.argv = {path, "/bin/sh", "-c", check};
+  probe.user = user_;
+  probe.limits.timeout_s = 60;
+  const RunResult r = run_sandboxed(probe);
+  if (r.ok()) {
+    runner_sandbox_ = path;
+    runner_sandbox_note_ = "bubblewrap (" + bwrap + "): no network, private /tmp, only the NVIDIA device nodes, "
+                           "files read-only, reference/ and the grading outputs hidden";
+  } else {
+    runner_sandbox_note_ = "none: bubblewrap could not start a runner here (" + r.describe() + ": " +
+                           trim(head_lines(r.output, 2)) + "); runners run with the graders' limits only";
+  }
+  log_->line("runner sandbox: " + runner_sandbox_note_);
+}
+
+void Grader::add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const {
+  argv.push_back("--convlab-runner=" + b.runner);
+  if (!runner_sandbox_.empty()) argv.push_back("--convlab-runner-prefix=" + runner_sandbox_);
 }
 
 // ---- building ------------------------------------------------------------------
@@ -452,16 +510,24 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
     }
   }
   if (b.failure.empty()) {
-    const std::string built = build + "/" + lab.dir + "/" + lab.spec.lab + "_graders";
-    const std::string bad = check_symbols(lab, build, built, true);
+    // The student's code is linked into the runner only: that is the binary to check.
+    const std::string dir = build + "/" + lab.dir + "/";
+    const std::string bad = check_symbols(lab, build, dir + lab.spec.lab + "_runner", true);
     if (!bad.empty()) b.failure = "links a forbidden library: " + bad;
-    b.exe = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_graders";
     make_dirs(job.dir + "/" + lab.spec.lab);
-    std::error_code ec;
-    fs::copy_file(built, b.exe, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw Error("cannot copy " + built + ": " + ec.message());
-    fs::permissions(b.exe, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec, ec);
+    b.exe = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_graders";
+    b.runner = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_runner";
+    // The judge, its runner, and the runner's compiled-code facts (technique graders; GPU builds).
+    for (const auto& [from, to] : {std::pair{dir + lab.spec.lab + "_graders", b.exe},
+                                   std::pair{dir + lab.spec.lab + "_runner", b.runner},
+                                   std::pair{dir + lab.spec.lab + "_runner.facts.json", b.runner + ".facts.json"}}) {
+      std::error_code ec;
+      if (!fs::exists(from, ec) && starts_with(to, b.runner + ".facts")) continue;
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw Error("cannot copy " + from + ": " + ec.message());
+      fs::permissions(to, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec, ec);
+    }
   }
   b.build_s = now_s() - t0;
   return b;
@@ -504,7 +570,10 @@ RunSpec Grader::graders_spec(const Job& job, const BuiltLab& b, const std::strin
   s.cwd = scratch + "/run";
   s.env = {"PATH=/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch + "/home",
            "TMPDIR=" + scratch + "/tmp", "LANG=C", "GTEST_COLOR=no", "CUDA_DEVICE_ORDER=PCI_BUS_ID",
-           "CUDA_VISIBLE_DEVICES=" + gpu, "CONVLAB_RESULTS_DIR=" + results};
+           "CUDA_VISIBLE_DEVICES=" + gpu, "CONVLAB_RESULTS_DIR=" + results,
+           // The judge signs its records with this key and hides it from the runner: a record the
+           // graders did not write is refused (read_record).
+           "CONVLAB_RECORD_KEY=" + record_key_};
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) s.env.push_back(std::string("LD_LIBRARY_PATH=") + ld);
   if (!calibration_copy_.empty()) s.env.push_back("CONVLAB_CALIBRATION=" + calibration_copy_);
   s.user = user_;
@@ -525,6 +594,7 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
                                                 : b.spec.test_timeout_s;
   RunSpec s = graders_spec(job, b, gpu, results);
   s.argv = {b.exe, "--gtest_filter=" + b.spec.lab + "." + g.id + ".*", "--convlab-impl=student"};
+  add_runner_args(s.argv, b);
   s.limits.idle_timeout_s = per_test;
   s.limits.timeout_s = per_test * tests.size() + 30;
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
@@ -541,7 +611,7 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
     std::error_code ec;
     if (fs::exists(path, ec)) {
       try {
-        t = read_record(path);
+        t = read_record(path, record_key_);
       } catch (const Error& e) {
         t.message = e.what();
       }
@@ -570,8 +640,9 @@ std::string Grader::run_sanitizer(const Job& job, const BuiltLab& b, const Grade
   RunSpec s = graders_spec(job, b, gpu, results);
   std::string filter = b.spec.lab + "." + g.id + ".*";
   if (!opt_.sanitize_exclude.empty()) filter += "-" + opt_.sanitize_exclude;
-  s.argv = {which("compute-sanitizer"), "--tool", tool, "--error-exitcode", "86", "--print-limit", "20",
+  s.argv = {which("compute-sanitizer"), "--tool", tool, "--target-processes", "all", "--error-exitcode", "86", "--print-limit", "20",
             b.exe, "--gtest_filter=" + filter, "--convlab-impl=student"};
+  add_runner_args(s.argv, b);
   const double per_test = opt_.test_timeout > 0 ? std::min<double>(opt_.test_timeout, b.spec.test_timeout_s)
                                                 : b.spec.test_timeout_s;
   s.limits.idle_timeout_s = per_test * 5;
@@ -623,7 +694,7 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   }
   bool gpu_present = false;
   for (const auto& g : b.spec.graders) {
-    if (g.kind != "correctness") continue;
+    if (g.kind == "speedup") continue;  // correctness and technique graders first: they gate speed
     GraderRun run = run_grader(job, b, g, tests[g.id], gpu);
     for (const auto& t : run.tests) gpu_present = gpu_present || (t.recorded && !t.skipped);
     const bool passed = !run.tests.empty() && run.problem.empty() &&
@@ -636,21 +707,25 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     runs[g.id] = std::move(run);
   }
   for (const auto& g : b.spec.graders) {
-    if (g.kind == "correctness") continue;
-    const auto gate = runs.find(g.gated_by);
-    const bool gate_ok = g.gated_by.empty() ||
-                         (gate != runs.end() && gate->second.problem.empty() && gate->second.sanitizer.empty() &&
-                          !gate->second.tests.empty() &&
-                          std::all_of(gate->second.tests.begin(), gate->second.tests.end(),
-                                      [](const TestOutcome& t) { return t.passed; }));
-    if (!gate_ok) {
+    if (g.kind != "speedup") continue;
+    std::string failed_gate;
+    for (const auto& id : g.gated_by) {
+      const auto gate = runs.find(id);
+      const bool ok = gate != runs.end() && gate->second.problem.empty() && gate->second.sanitizer.empty() &&
+                      !gate->second.tests.empty() &&
+                      std::all_of(gate->second.tests.begin(), gate->second.tests.end(),
+                                  [](const TestOutcome& t) { return t.passed; });
+      if (!ok && failed_gate.empty()) failed_gate = id;
+    }
+    if (!failed_gate.empty()) {
       GraderRun skip;
       for (const auto& name : tests[g.id]) {
         TestOutcome t;
         t.name = name;
         skip.tests.push_back(t);
       }
-      skip.not_run = g.gated_by + " did not pass, so speed is not measured (correctness gates speed)";
+      skip.not_run = failed_gate + " did not pass, so speed is not measured (" +
+                     (failed_gate.rfind("technique", 0) == 0 ? "the technique" : "correctness") + " gates speed)";
       runs[g.id] = std::move(skip);
       continue;
     }
@@ -853,6 +928,14 @@ int Grader::run() {
              ", preset " + opt_.preset + (opt_.cuda_arch.empty() ? "" : ", CUDA architectures " + opt_.cuda_arch) +
              (opt_.calibration.empty() ? "" : ", calibration " + opt_.calibration));
   choose_sandbox_user();
+  choose_runner_sandbox();
+  {
+    // The key the judges sign their records with, new for every run.
+    std::random_device rd;
+    char key[33];
+    std::snprintf(key, sizeof key, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+    record_key_ = key;
+  }
   log_->line(user_.empty() ? "sandbox: graders run as this user, with limits (no user switch)"
                            : "sandbox: graders run as user '" + user_ + "', with limits");
   write_hardware();

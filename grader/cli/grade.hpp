@@ -26,6 +26,7 @@ struct GradeOptions {
   std::vector<std::string> sanitize;        ///< compute-sanitizer tools run on the correctness graders
   std::string sanitize_exclude;             ///< gtest patterns left out of sanitizer runs
   std::string sandbox_user = "auto";        ///< run graders as this user when root ("auto": nobody, "none")
+  std::string runner_sandbox = "auto";      ///< start runners in bubblewrap where it works ("auto") or never ("none")
   bool force = false;                       ///< grade again what an earlier run finished
   std::string expect;                       ///< expected scores (JSON) to compare with
   long long output_limit = 64ll << 20;      ///< bytes a graders process may print before it is killed

@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
   grade->add_option("--sanitize-exclude", go.sanitize_exclude, "gtest patterns left out of sanitizer runs (a:b)");
   grade->add_option("--sandbox-user", go.sandbox_user, "run graders as this user when root (auto: nobody; none)")
       ->capture_default_str();
+  grade->add_option("--runner-sandbox", go.runner_sandbox,
+                    "start each runner (the process with the submission's kernels) in bubblewrap: auto (where it works) or none")
+      ->check(CLI::IsMember({"auto", "none"}))
+      ->capture_default_str();
   grade->add_option("--output-limit", go.output_limit, "bytes a graders process may print")->capture_default_str();
   grade->add_option("--work-dir", go.work, "scratch folder (default: OUT/work)");
   grade->add_option("--expect", go.expect, "expected scores (JSON); exit 1 on a difference");

@@ -3,6 +3,7 @@
 
 #include "util.hpp"
 
+#include <convlab/record.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -34,15 +35,21 @@ bool only_too_slow(const TestOutcome& t) {
 
 }  // namespace
 
-TestOutcome read_record(const std::string& path) {
+TestOutcome read_record(const std::string& path, const std::string& key) {
   json j;
+  const std::string text = read_file(path);
   try {
-    j = json::parse(read_file(path));
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw Error(path + ": not a test record: " + e.what());
   }
   if (!j.is_object() || !j.contains("test") || !j.at("test").is_string() || !j.contains("passed"))
     throw Error(path + ": not a test record (no 'test' or 'passed')");
+  if (!key.empty()) {
+    const bool signed_ok = j.contains("mac") && j.at("mac").is_string() &&
+                           j.at("mac").get<std::string>() == record_mac(record_signed_text(text), key);
+    if (!signed_ok) throw Error("its record was not written by the graders (no valid signature): ignored");
+  }
   TestOutcome t;
   t.name = j.at("test").get<std::string>();
   t.recorded = true;
@@ -100,7 +107,7 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
     } else if (!r.ran) {
       const auto& t = run.tests.front();
       r.reason = "not run: " + (t.message.empty() ? run.problem : first_line(t.message));
-    } else if (g.kind == "correctness") {
+    } else if (g.kind == "correctness" || g.kind == "technique") {
       r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
       if (r.passed) {
         r.points = g.points;
@@ -138,18 +145,22 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
     if (!run.note.empty()) r.reason += " (" + run.note + ")";
     lab.graders.push_back(std::move(r));
   }
-  // Correctness gates speed, whatever the speed graders measured.
+  // Correctness and technique gate speed, whatever the speed graders measured.
   for (std::size_t i = 0; i < spec.graders.size(); ++i) {
     const GraderSpec& g = spec.graders[i];
     GraderResult& r = lab.graders[i];
-    if (g.gated_by.empty() || !failure.empty()) continue;
-    const auto gate = std::find_if(lab.graders.begin(), lab.graders.end(),
-                                   [&](const GraderResult& o) { return o.id == g.gated_by; });
-    if (gate != lab.graders.end() && !gate->passed && (r.points > 0 || r.reason.rfind("not run", 0) != 0)) {
-      r.points = 0;
-      r.passed = false;
-      r.reason = "no points: " + g.gated_by + " did not pass, and correctness gates speed" +
-                 (r.ran ? " (" + r.reason + ")" : std::string());
+    if (!failure.empty()) continue;
+    for (const auto& id : g.gated_by) {
+      const auto gate = std::find_if(lab.graders.begin(), lab.graders.end(),
+                                     [&](const GraderResult& o) { return o.id == id; });
+      if (gate != lab.graders.end() && !gate->passed && (r.points > 0 || r.reason.rfind("not run", 0) != 0)) {
+        r.points = 0;
+        r.passed = false;
+        r.reason = "no points: " + id + " did not pass, and " +
+                   (id.rfind("technique", 0) == 0 ? "the technique gates speed" : "correctness gates speed") +
+                   (r.ran ? " (" + r.reason + ")" : std::string());
+        break;
+      }
     }
   }
   for (std::size_t i = 0; i < spec.graders.size(); ++i) {

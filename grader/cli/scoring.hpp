@@ -37,8 +37,9 @@ struct TestOutcome {
   std::optional<double> baseline_ms; ///< the baseline's median time
 };
 
-/// Reads a record file; throws Error if it is not a record.
-TestOutcome read_record(const std::string& path);
+/// Reads a record file; throws Error if it is not a record. With a key (the one `convlab grade`
+/// gave the judge), a record whose mac does not match is refused: the graders did not write it.
+TestOutcome read_record(const std::string& path, const std::string& key = "");
 
 /// What running one grader's tests produced.
 struct GraderRun {

@@ -128,7 +128,7 @@ int status_main(const Project& p, const StudentBuild& b) {
         extra_max += g.max_points;
         continue;
       }
-      if (g.kind == "correctness") {
+      if (g.kind == "correctness" || g.kind == "technique") {
         ++c_total;
         c_pass += g.passed ? 1 : 0;
       } else {
@@ -148,7 +148,7 @@ int status_main(const Project& p, const StudentBuild& b) {
     for (const auto& g : r.graders)
       if (!g.passed && next.empty()) {
         if (!g.ran) next = lab.spec.lab + " " + g.id + " has not run: " + g.reason;
-        else if (g.kind == "correctness")
+        else if (g.kind == "correctness" || g.kind == "technique")
           next = "fix " + lab.spec.lab + " " + g.id + " (" + g.reason.substr(0, 160) + "), then `convlab check " +
                  lab.spec.lab + "`";
         else next = "make " + lab.spec.lab + " faster (" + g.reason.substr(0, 120) + "): `convlab bench " + lab.spec.lab + "`";

@@ -9,13 +9,14 @@
 #include "convlab/gpu.hpp"
 #include "convlab/image.hpp"
 #include "convlab/random.hpp"
+#include "convlab/conv_technique.hpp"
+#include "convlab/evidence.hpp"
 #include "convlab/record.hpp"
+#include "convlab/remote.hpp"
+#include "convlab/speed_check.hpp"
 #include "convlab/testbed.hpp"
 
 #include <gtest/gtest.h>
-#ifdef CONVLAB_BACKEND_CPU
-#include <convlab_cpu/launch.hpp>
-#endif
 
 #include <algorithm>
 #include <cctype>
@@ -28,11 +29,6 @@
 #include <optional>
 
 namespace convlab {
-
-#ifdef CONVLAB_BACKEND_CPU
-static_assert(kUnwrittenSharedBits == convlab_cpu::kUnwrittenSharedBits,
-              "the comparator must recognise the CPU backend's NaN for unwritten shared memory");
-#endif
 
 std::vector<float> separable_factor(std::size_t count, std::uint64_t seed) {
   std::vector<float> v = random_floats(count, seed);
@@ -151,9 +147,11 @@ struct Problem {
   Grid grid(const ConvCheckOptions& o) const { return Grid{width, height, radius, o.tile_x, o.tile_y}; }
 };
 
-// Runs the kernel once on a poisoned output; returns an error text if the launch or the run failed.
+// Runs the kernel once on a poisoned output; returns an error text if the launch or the run failed,
+// or if the runner saw the output computed anywhere but in kernels on the device.
 std::string run_once(const std::function<void(cudaStream_t)>& launch, Problem& p) {
   p.d_out.poison();
+  remote::clear_calls();
   try {
     launch(p.stream.s);
   } catch (const std::exception& e) {
@@ -165,6 +163,11 @@ std::string run_once(const std::function<void(cudaStream_t)>& launch, Problem& p
   if (cudaError_t e = cudaStreamSynchronize(p.stream.s); e != cudaSuccess)
     return std::string("the kernel failed while running: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
            ") — an illegal address usually means an index outside an array; run it under compute-sanitizer";
+  if (const std::string why = not_computed_on_device(remote::calls()); !why.empty()) return why;
+  // Work on another stream is checked after it ended (the runner waits for every stream), so the
+  // result is right; the speed and technique graders award nothing for it.
+  for (const auto& c : remote::calls())
+    if (const std::string w = escaped_work(c.evidence); !w.empty()) std::printf("note: %s\n", w.c_str());
   return {};
 }
 
@@ -240,6 +243,16 @@ bool run_and_compare(const std::function<void(cudaStream_t)>& launch, Problem& p
     return false;
   }
   const std::vector<float> got = p.d_out.download();
+  // The input is const: a launcher that changes it (to make a checker agree, say) fails.
+  if (const std::vector<float> in_after = p.d_in.download();
+      std::memcmp(in_after.data(), p.h_in.data(), in_after.size() * sizeof(float)) != 0) {
+    std::size_t changed = 0;
+    for (std::size_t i = 0; i < in_after.size(); ++i)
+      changed += std::memcmp(&in_after[i], &p.h_in[i], sizeof(float)) != 0;
+    ADD_FAILURE() << when << "the launcher changed its input (" << changed << " of " << in_after.size()
+                  << " elements of d_in): the input is const, and the output must be computed from it as given";
+    return false;
+  }
   const Comparison c = compare(got, p.golden, p.grid(o));
   const std::string guards = p.d_out.check_guards();
   auto& rec = current_record();
@@ -287,24 +300,28 @@ void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& st
   DeviceBuffer<float> baseline_out(p.h_in.size());
   SpeedPolicy policy;
   policy.threshold = grader.threshold;
-  // The output is poisoned before every timed run, outside the timed region,
-  // so a launcher that skips work on repeated calls is caught below.
-  // CONVLAB_SPEED_REPEAT=N makes N independent decisions on the same data (the worst counts).
-  const SpeedVerdict v = check_speedup_repeated(
-      [&](cudaStream_t s) { baseline(baseline_out.get(), s); }, [&](cudaStream_t s) { student(p.d_out.data(), s); },
-      policy, what,
-      [&](cudaStream_t s) {
-        CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.h_in.size() * sizeof(float), s));
-      });
+  SpeedSetup setup;
+  setup.baseline = [&](cudaStream_t s) { baseline(baseline_out.get(), s); };
+  setup.candidate = [&](cudaStream_t s) { student(p.d_out.data(), s); };
+  // The output is poisoned before every timed run, outside the timed region.
+  setup.prepare = [&](cudaStream_t s) {
+    CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.h_in.size() * sizeof(float), s));
+  };
+  setup.stream = p.stream.s;
+  // A fresh input before every pair, and every timed output checked against the baseline's for
+  // that input: |x| <= 1, so each output's rounding error is at most gamma_m * sum |f| for either
+  // kernel, and the two may differ by twice that.
+  setup.refresh.address = reinterpret_cast<std::uintptr_t>(p.d_in.data());
+  setup.refresh.count = p.h_in.size();
+  double sum_abs_filter = 0;
+  for (float f : p.h_filter) sum_abs_filter += std::fabs(double(f));
+  setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(p.d_out.data()),
+                                 reinterpret_cast<std::uintptr_t>(baseline_out.get()), p.h_in.size(),
+                                 2 * tolerance_for(sum_abs_filter, p.golden.terms)};
+  setup.ideal_bytes = 2.0 * double(p.h_in.size()) * sizeof(float);  // each input read once, each output written once
+  // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
+  const SpeedVerdict v = check_speed(setup, policy, what);
   record_speed(v, grader.threshold);
-  // The last timed run must have produced the right answer too.
-  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const Comparison after = compare(p.d_out.download(), p.golden, p.grid({}));
-  if (!after.ok()) {
-    ADD_FAILURE() << "the output of the last timed run is wrong: every call must compute the whole result\n"
-                  << after.report();
-    return;
-  }
   EXPECT_TRUE(v.passed) << v.message;
 }
 
@@ -397,6 +414,83 @@ void add_conv2d_speedup(Registry& reg, const std::string& variant, const Conv2dF
     reg.gpu("speedup", variant, c.name(), [kernel, c, &grader] {
       check_conv2d_speed(kernel, baseline::conv2d_naive, "naive baseline", c, grader);
     });
+}
+
+// ---- technique graders -------------------------------------------------------------------------
+
+void add_conv1d_technique(Registry& reg, const std::string& variant, const Conv1dFn& kernel, const Conv1dCase& c,
+                          const std::string& asks, const TechniqueRule& rule) {
+  reg.gpu("technique", variant, c.name(), [=] {
+    // The technique is judged on a right result only (a wrong one says nothing about the design).
+    if (!check_conv1d(kernel, c)) {
+      ADD_FAILURE() << variant << ": the technique is checked on a correct output; fix correctness first";
+      return;
+    }
+    expect_technique(variant, asks, rule, double(c.n), double(2 * c.radius + 1));
+  });
+}
+
+void add_conv2d_technique(Registry& reg, const std::string& variant, const Conv2dFn& kernel, const Conv2dCase& c,
+                          const std::string& asks, const TechniqueRule& rule, const ConvCheckOptions& options) {
+  reg.gpu("technique", variant, c.name(), [=] {
+    if (!check_conv2d(kernel, c, options)) {
+      ADD_FAILURE() << variant << ": the technique is checked on a correct output; fix correctness first";
+      return;
+    }
+    const double taps = double(2 * c.radius + 1) * double(2 * c.radius + 1);
+    expect_technique(variant, asks, rule, double(c.width) * c.height, taps);
+  });
+}
+
+void add_separable_technique(Registry& reg, const std::string& variant,
+                             const std::function<void(const Conv2dArgs&, float* d_tmp)>& kernel, const Conv2dCase& c,
+                             const std::string& asks, const TechniqueRule& rule) {
+  reg.gpu("technique", variant, c.name(), [=] {
+    require_valid(c.width >= 1 && c.height >= 1 && c.radius >= 0, c.name());
+    Problem p(c.width, c.height, c.radius, true, current_seed(), FilterKind::separable);
+    GuardedBuffer d_tmp(p.h_in.size(), kGuardZones ? 64 : 0);
+    d_tmp.poison();
+    const bool right = run_and_compare(
+        [&](cudaStream_t s) {
+          Conv2dArgs a = args2d(p, s);
+          a.d_out = p.d_out.data();
+          kernel(a, d_tmp.data());
+        },
+        p, {}, "");
+    if (!right) {
+      ADD_FAILURE() << variant << ": the technique is checked on a correct output; fix correctness first";
+      return;
+    }
+    // d_tmp must hold one 1D pass of the input: along x with the row filter, or along y with the
+    // column filter (the 2D filter with one non-zero row or column).
+    const int m = 2 * c.radius + 1;
+    std::vector<float> along_x(std::size_t(m) * m, 0.0f), along_y(std::size_t(m) * m, 0.0f);
+    for (int k = 0; k < m; ++k) {
+      along_x[std::size_t(c.radius) * m + k] = p.h_row[std::size_t(k)];
+      along_y[std::size_t(k) * m + c.radius] = p.h_col[std::size_t(k)];
+    }
+    const std::vector<float> tmp = d_tmp.download();
+    const Grid grid{c.width, c.height, c.radius, 0, 0};
+    const bool row_pass = compare(tmp, conv2d_golden(p.h_in, c.width, c.height, along_x, c.radius), grid).ok();
+    const bool col_pass = compare(tmp, conv2d_golden(p.h_in, c.width, c.height, along_y, c.radius), grid).ok();
+    std::string two_passes;
+    if (!row_pass && !col_pass) {
+      std::size_t unwritten = 0;
+      for (float v : tmp) unwritten += std::isnan(v);
+      two_passes = unwritten == tmp.size()
+                       ? "d_tmp was never written: the result did not go through an intermediate 1D pass"
+                       : "d_tmp holds neither the row pass (the input filtered along x by the row filter) nor the "
+                         "column pass: the two passes did not go through it";
+    }
+    const std::string more = [&] {
+      const TechniqueView v(remote::calls(), double(c.width) * c.height, double(m) * m);
+      if (v.blind()) return std::string();
+      std::printf("%s: %s\n", variant.c_str(), v.traffic().c_str());
+      return all_of({rule, on_given_stream()})(v);
+    }();
+    const std::string found = two_passes + (two_passes.empty() || more.empty() ? "" : "; ") + more;
+    if (!found.empty()) ADD_FAILURE() << variant << ": " << found << "; the lab asks for " << asks;
+  });
 }
 
 }  // namespace convlab

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -39,7 +40,58 @@ TestRecord& current_record() {
 
 void reset_current_record() { current_record() = TestRecord{}; }
 
-std::string write_record(const TestRecord& record, const std::string& dir) {
+namespace {
+
+std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+
+void sip_round(std::uint64_t& v0, std::uint64_t& v1, std::uint64_t& v2, std::uint64_t& v3) {
+  v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32);
+  v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;
+  v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;
+  v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);
+}
+
+}  // namespace
+
+std::string record_mac(const std::string& text, const std::string& key_hex) {
+  if (key_hex.size() != 32 || key_hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    throw std::invalid_argument("a record key must be 32 hex digits");
+  const std::uint64_t k0 = std::stoull(key_hex.substr(0, 16), nullptr, 16);
+  const std::uint64_t k1 = std::stoull(key_hex.substr(16), nullptr, 16);
+  std::uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1, v2 = 0x6c7967656e657261ull ^ k0,
+                v3 = 0x7465646279746573ull ^ k1;
+  const std::size_t n = text.size();
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t m = 0;
+    for (int b = 0; b < 8; ++b) m |= std::uint64_t(p[i + b]) << (8 * b);
+    v3 ^= m;
+    sip_round(v0, v1, v2, v3);
+    sip_round(v0, v1, v2, v3);
+    v0 ^= m;
+  }
+  std::uint64_t last = std::uint64_t(n & 0xFF) << 56;
+  for (std::size_t b = 0; i + b < n; ++b) last |= std::uint64_t(p[i + b]) << (8 * b);
+  v3 ^= last;
+  sip_round(v0, v1, v2, v3);
+  sip_round(v0, v1, v2, v3);
+  v0 ^= last;
+  v2 ^= 0xFF;
+  for (int r = 0; r < 4; ++r) sip_round(v0, v1, v2, v3);
+  const std::uint64_t h = v0 ^ v1 ^ v2 ^ v3;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string record_signed_text(const std::string& record_json) {
+  nlohmann::json j = nlohmann::json::parse(record_json);
+  j.erase("mac");
+  return j.dump();  // keys sorted: the same text on both sides
+}
+
+std::string write_record(const TestRecord& record, const std::string& dir, const std::string& key) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
   std::string file;
@@ -47,7 +99,13 @@ std::string write_record(const TestRecord& record, const std::string& dir) {
   const fs::path path = fs::path(dir) / (file + ".json");
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write the test record " + path.string());
-  out << record.to_json() << "\n";
+  std::string text = record.to_json();
+  if (!key.empty()) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    j["mac"] = record_mac(record_signed_text(text), key);
+    text = j.dump(2);
+  }
+  out << text << "\n";
   return path.string();
 }
 

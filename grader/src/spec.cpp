@@ -120,8 +120,8 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
     GraderSpec gs;
     gs.id = text(g, "id", origin, where);
     gs.kind = text(g, "kind", origin, where);
-    if (gs.kind != "correctness" && gs.kind != "speedup")
-      fail(origin, where + ".kind", "must be 'correctness' or 'speedup', not '" + gs.kind + "'");
+    if (gs.kind != "correctness" && gs.kind != "technique" && gs.kind != "speedup")
+      fail(origin, where + ".kind", "must be 'correctness', 'technique' or 'speedup', not '" + gs.kind + "'");
     if (!std::regex_match(gs.id, std::regex("[a-z]+\\.[a-z0-9_]+")) || gs.id.substr(0, gs.id.find('.')) != gs.kind)
       fail(origin, where + ".id", "'" + gs.id + "' must read '<kind>.<variant>', e.g. '" + gs.kind + ".conv1d'");
     if (!ids.insert(gs.id).second) fail(origin, where + ".id", "duplicate id '" + gs.id + "'");
@@ -137,18 +137,34 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
         if (!(gs.partial_from >= 0 && gs.partial_from < gs.threshold))
           fail(origin, where + ".partial_from", "must be in [0, threshold)");
       }
-      gs.gated_by = text(g, "gated_by", origin, where);
+      if (!g.contains("gated_by")) fail(origin, where + ".gated_by", "is missing (correctness gates speed)");
+      const json& gate = g.at("gated_by");
+      if (gate.is_string()) {
+        gs.gated_by.push_back(gate.get<std::string>());
+      } else if (gate.is_array() && !gate.empty()) {
+        for (const auto& x : gate) {
+          if (!x.is_string()) fail(origin, where + ".gated_by", "must list grader ids");
+          gs.gated_by.push_back(x.get<std::string>());
+        }
+      } else {
+        fail(origin, where + ".gated_by", "must be a grader id or a non-empty list of them");
+      }
     } else if (g.contains("threshold") || g.contains("partial_from") || g.contains("gated_by")) {
       fail(origin, where, "threshold, partial_from and gated_by belong to speedup graders only");
     }
     s.graders.push_back(gs);
   }
-  for (const auto& g : s.graders)
-    if (!g.gated_by.empty()) {
-      const auto it = std::find_if(s.graders.begin(), s.graders.end(), [&](const GraderSpec& o) { return o.id == g.gated_by; });
-      if (it == s.graders.end() || it->kind != "correctness")
-        fail(origin, "grader " + g.id + ".gated_by", "'" + g.gated_by + "' is not a correctness grader of this lab");
+  for (const auto& g : s.graders) {
+    bool has_correctness = g.gated_by.empty();
+    for (const auto& id : g.gated_by) {
+      const auto it = std::find_if(s.graders.begin(), s.graders.end(), [&](const GraderSpec& o) { return o.id == id; });
+      if (it == s.graders.end() || (it->kind != "correctness" && it->kind != "technique"))
+        fail(origin, "grader " + g.id + ".gated_by", "'" + id + "' is not a correctness or technique grader of this lab");
+      has_correctness = has_correctness || it->kind == "correctness";
     }
+    if (!has_correctness)
+      fail(origin, "grader " + g.id + ".gated_by", "must name a correctness grader (correctness gates speed)");
+  }
   return s;
 }
 

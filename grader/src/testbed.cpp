@@ -5,24 +5,45 @@
 #include "convlab/gpu.hpp"
 #include "convlab/random.hpp"
 #include "convlab/record.hpp"
+#include "convlab/remote.hpp"
 
 #include <gtest/gtest.h>
-#ifdef CONVLAB_BACKEND_CPU
-#include <convlab_cpu/launch.hpp>
-#endif
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <set>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace convlab {
 namespace {
 
 std::string g_impl = "student";
 std::string g_results_dir;
+std::string g_record_key;  // CONVLAB_RECORD_KEY: records are signed with it (convlab grade)
 std::uint64_t g_current_seed = 0;
+int g_cpu_schedule = 0;  // the CPU backend's order of a block's threads: 0 shuffle, 1 in order, 2 reverse
+
+// CONVLAB_CPU_SCHEDULE, read by the judge (the runner's environment has no CONVLAB_* settings).
+int cpu_schedule_from_environment() {
+  const char* env = std::getenv("CONVLAB_CPU_SCHEDULE");
+  if (!env || !*env || std::strcmp(env, "shuffle") == 0) return 0;
+  if (std::strcmp(env, "in-order") == 0) return 1;
+  if (std::strcmp(env, "reverse") == 0) return 2;
+  throw std::invalid_argument(std::string("CONVLAB_CPU_SCHEDULE must be shuffle, in-order or reverse, not '") + env + "'");
+}
+
+// The runner built next to this judge: <this executable's folder>/<lab>_runner.
+std::string default_runner(const char* lab) {
+  char self[PATH_MAX] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string(".");
+  dir = dir.substr(0, dir.find_last_of('/'));
+  return dir + "/" + lab + "_runner";
+}
 
 class FunctionTest : public ::testing::Test {
 public:
@@ -57,7 +78,7 @@ public:
     r.passed = info.result()->Passed();
     if (g_results_dir.empty()) return;
     try {
-      write_record(r, g_results_dir);
+      write_record(r, g_results_dir, g_record_key);
     } catch (const std::exception& e) {
       std::cerr << "convlab: warning: " << e.what() << "\n";
     }
@@ -127,11 +148,9 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
   names_.push_back(full);
   auto wrapped = [needs_gpu, full, body = std::move(body)] {
     g_current_seed = test_seed(full);
-#ifdef CONVLAB_BACKEND_CPU
-    // The order of a block's threads between barriers follows the test's seed,
-    // so a race shows up, and replays with it.
-    convlab_cpu::set_schedule(convlab_cpu::Schedule::shuffle, g_current_seed);
-#endif
+    // On the CPU backend the order of a block's threads between barriers follows the test's
+    // seed, so a race shows up, and replays with it.
+    remote::begin_test(g_cpu_schedule, g_current_seed);
     if (needs_gpu) {
       std::string reason;
       if (!gpu_available(&reason)) GTEST_SKIP() << "GPU test skipped: " << reason;
@@ -146,13 +165,23 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
 
 int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path, void (*register_tests)(Registry&)) {
   std::vector<char*> args;
+  remote::RunnerOptions runner;
+  runner.path = default_runner(lab);
   for (int i = 0; i < argc; ++i) {
     const char* a = argv[i];
     if (std::strncmp(a, "--convlab-impl=", 15) == 0) g_impl = a + 15;
     else if (std::strncmp(a, "--convlab-results=", 18) == 0) g_results_dir = a + 18;
+    else if (std::strncmp(a, "--convlab-runner=", 17) == 0) runner.path = a + 17;
+    else if (std::strncmp(a, "--convlab-runner-prefix=", 24) == 0) runner.prefix = {a + 24};
+    else if (std::strncmp(a, "--convlab-facts=", 16) == 0) runner.facts_path = a + 16;
     else args.push_back(argv[i]);
   }
   if (const char* env = std::getenv("CONVLAB_RESULTS_DIR"); env && *env) g_results_dir = env;
+  // The signing key is the judge's alone: gone from the environment before any runner starts.
+  if (const char* env = std::getenv("CONVLAB_RECORD_KEY"); env && *env) {
+    g_record_key = env;
+    ::unsetenv("CONVLAB_RECORD_KEY");
+  }
   int n = static_cast<int>(args.size());
   args.push_back(nullptr);  // argv[argc] is null: GoogleTest's flag parser relies on it
   ::testing::InitGoogleTest(&n, args.data());
@@ -162,7 +191,11 @@ int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path, 
       std::cout << "convlab: " << lab << " graders (" << g_impl << "), base seed " << seed
                 << (seed_from_environment() ? " (from CONVLAB_SEED)" : " (fresh; CONVLAB_SEED=<seed> replays a run)")
                 << "\n";
+    g_cpu_schedule = cpu_schedule_from_environment();
     LabSpec spec = load_spec(spec_path);
+    // A request the runner does not answer within the test's time limit has hung.
+    runner.timeout_s = spec.test_timeout_s;
+    remote::configure(runner);
     // An instructor's calibration (convlab calibrate) replaces the default speed thresholds.
     if (const char* cal = std::getenv("CONVLAB_CALIBRATION"); cal && *cal) {
       const int changed = apply_calibration(spec, cal);

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace convlab {
 namespace {
@@ -50,3 +51,33 @@ TEST(Record, CurrentRecordResets) {
 
 }  // namespace
 }  // namespace convlab
+
+// The records' signature is SipHash-2-4: the reference vectors of its paper (key 00..0f).
+TEST(Record, MacIsSipHash24) {
+  const std::string key = "0706050403020100" "0f0e0d0c0b0a0908";  // bytes 00..0f, read little-endian
+  EXPECT_EQ(convlab::record_mac("", key), "726fdb47dd0e0e31");
+  std::string fifteen;
+  for (int i = 0; i < 15; ++i) fifteen += static_cast<char>(i);
+  EXPECT_EQ(convlab::record_mac(fifteen, key), "a129ca6149be45e5");
+  EXPECT_THROW(convlab::record_mac("x", "abc"), std::invalid_argument);
+}
+
+TEST(Record, SignedRecordsCarryAVerifiableMac) {
+  const std::string dir = ::testing::TempDir() + "/convlab-signed";
+  convlab::TestRecord r;
+  r.lab = "lab01";
+  r.test = "lab01.correctness.conv1d.n1_r0";
+  r.passed = true;
+  const std::string key = "00112233445566778899aabbccddeeff";
+  const std::string path = convlab::write_record(r, dir, key);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str());
+  ASSERT_TRUE(j.contains("mac"));
+  EXPECT_EQ(j.at("mac").get<std::string>(), convlab::record_mac(convlab::record_signed_text(text.str()), key));
+  // A forged verdict does not carry the same mac.
+  auto forged = j;
+  forged["passed"] = false;
+  EXPECT_NE(j.at("mac").get<std::string>(), convlab::record_mac(convlab::record_signed_text(forged.dump()), key));
+}

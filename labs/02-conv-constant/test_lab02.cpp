@@ -3,6 +3,7 @@
 // in grading.json.
 #include "lab02.hpp"
 
+#include <convlab/conv_technique.hpp>
 #include <convlab/conv_testbed.hpp>
 #include <convlab/testbed.hpp>
 
@@ -46,6 +47,14 @@ void register_lab02(Registry& reg) {
   add_conv2d_correctness(reg, "conv2d", student_conv2d, kConv2dCases);
   add_conv1d_speedup(reg, "conv1d", student_conv1d, kSpeed1d);
   add_conv2d_speedup(reg, "conv2d", student_conv2d, kSpeed2d);
+
+  // The technique: the filter lives in constant memory. The launcher uploads it with
+  // cudaMemcpyToSymbol and makes no global copy; its kernel reads constant memory (on a GPU, ld.const
+  // in its code; on the CPU backend, one constant load per tap and output).
+  const std::string asks = "the filter in __constant__ memory, uploaded by the launcher with cudaMemcpyToSymbol "
+                           "and read by every thread from there, with no copy in global memory";
+  add_conv1d_technique(reg, "conv1d", student_conv1d, {100003, 5}, asks, constant_filter());
+  add_conv2d_technique(reg, "conv2d", student_conv2d, {1000, 700, 3}, asks, constant_filter());
 
   // The contract refuses bad problems before touching the GPU, and a filter too
   // large for the constant buffer with a message that says so.

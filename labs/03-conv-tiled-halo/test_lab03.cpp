@@ -5,6 +5,7 @@
 #include "lab03.hpp"
 #include "op_ratio.hpp"
 
+#include <convlab/conv_technique.hpp>
 #include <convlab/conv_testbed.hpp>
 #include <convlab/testbed.hpp>
 
@@ -76,6 +77,33 @@ void register_lab03(Registry& reg) {
   add_conv1d_speedup(reg, "conv1d_tiled_groups", groups_1d, kSpeed1d);
   add_conv2d_speedup(reg, "conv2d_tiled_in", tiled_in_2d, kSpeed2d);
   add_conv2d_speedup(reg, "conv2d_tiled_out", tiled_out_2d, kSpeed2d);
+
+  // The technique: an input tile with its halo in shared memory, loaded once per block, a barrier
+  // before it is read, and every tap of every output read from it. The tile's size follows from the
+  // design (the contract fixes it); global loads per output follow from the tile: each input is
+  // loaded by one block, plus the halo that neighbouring blocks load again.
+  const int r1 = 8, r2 = 3;
+  const double in1 = TILE_1D + 2 * r1;  // 1D: a block of TILE_1D outputs loads TILE_1D + 2r inputs
+  const std::string asks1d = "an input tile of TILE_1D + 2r elements in shared memory, loaded once per block, "
+                             "a __syncthreads() before it is read, and every tap read from it";
+  const auto tiled1d = all_of({shared_tile(in1 * 4), taps_from_shared(0.9), global_loads_per_output(in1 / TILE_1D + 0.25),
+                               constant_filter()});
+  add_conv1d_technique(reg, "conv1d_tiled_loop", loop_1d, {100003, r1}, asks1d, tiled1d);
+  add_conv1d_technique(reg, "conv1d_tiled_groups", groups_1d, {100003, r1}, asks1d, tiled1d);
+  const double in_side = IN_TILE_DIM, out_of_in = out_tile_of_in(r2);
+  add_conv2d_technique(reg, "conv2d_tiled_in", tiled_in_2d, {1000, 700, r2},
+                       "an input tile of IN_TILE_DIM x IN_TILE_DIM elements in shared memory, one per thread, a "
+                       "__syncthreads() before it is read, and every tap read from it",
+                       all_of({shared_tile(in_side * in_side * 4), taps_from_shared(0.9),
+                               global_loads_per_output(in_side * in_side / (out_of_in * out_of_in) + 0.25),
+                               constant_filter()}));
+  const double in_of_out = in_tile_of_out(r2);
+  add_conv2d_technique(reg, "conv2d_tiled_out", tiled_out_2d, {1000, 700, r2},
+                       "an input tile of (OUT_TILE_DIM + 2r)^2 elements in shared memory, loaded by the block's "
+                       "OUT_TILE_DIM^2 threads, a __syncthreads() before it is read, and every tap read from it",
+                       all_of({shared_tile(in_of_out * in_of_out * 4), taps_from_shared(0.9),
+                               global_loads_per_output(in_of_out * in_of_out / (OUT_TILE_DIM * OUT_TILE_DIM) + 0.25),
+                               constant_filter()}));
 
   // The contract refuses bad problems before touching the GPU, naming the limit.
   reg.cpu("cpu", "contract", "rejects_bad_problems", [] {

@@ -3,12 +3,14 @@
 #include "lab04.hpp"
 
 #include <convlab/baselines.hpp>
+#include <convlab/conv_technique.hpp>
 #include <convlab/conv_testbed.hpp>
 #include <convlab/device_buffer.hpp>
 #include <convlab/testbed.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 
 namespace {
@@ -124,6 +126,59 @@ void register_lab04(Registry& reg) {
     reg.gpu("speedup", "fast2d", c.name(), [c, &spec, naive] {
       check_conv2d_speed(student_fast2d, baseline::conv2d_naive, naive, c, spec.grader("speedup.fast2d"));
     });
+
+  // The techniques. Cached tiles: a shared tile of the block's own inputs (no halo in shared
+  // memory), a barrier, most taps read from it and the halo taps from global memory (the caches).
+  // The filter may sit in a __constant__ array or in the kernel's parameters (a constant bank too),
+  // but never in global memory.
+  const auto no_global_filter = [](const TechniqueView& v) -> std::string {
+    std::uint64_t allocations = 0;
+    for (const auto& c : v.calls()) allocations += c.evidence.allocations;
+    if (allocations == 0 && v.transfers(wire::Transfer::Kind::to_device) == 0) return {};
+    return "the launcher copied data to global memory it allocated (cudaMalloc + cudaMemcpy): the filter belongs in "
+           "constant memory (a __constant__ array or the kernel's parameters)";
+  };
+  const int r = 4;
+  const double taps1 = 2 * r + 1, taps2 = taps1 * taps1;
+  add_conv1d_technique(reg, "cached1d", student_cached1d, {100003, r},
+                       "a tile of the block's kTile1d inputs in shared memory, a __syncthreads() before it is read, "
+                       "the taps inside the tile read from it and the halo taps from global memory (the caches)",
+                       all_of({shared_tile(lab04::kTile1d * 4.0), taps_from_shared(0.7),
+                               global_loads_per_output(1 + 0.5 * taps1), no_global_filter}));
+  add_conv2d_technique(reg, "cached2d", student_cached2d, {1000, 700, r},
+                       "a tile of the block's kTileDim x kTileDim inputs in shared memory, a __syncthreads() before "
+                       "it is read, the taps inside the tile read from it and the halo taps from global memory",
+                       all_of({shared_tile(double(lab04::kTileDim) * lab04::kTileDim * 4), taps_from_shared(0.5),
+                               global_loads_per_output(1 + 0.5 * taps2), no_global_filter}),
+                       kCached2dTiles);
+  // Separable: two passes through d_tmp, each of 2r+1 taps per output: about 2(2r+1) loads per
+  // output in all, where the direct computation makes (2r+1)^2.
+  const auto two_pass_loads = [taps1](const TechniqueView& v) -> std::string {
+    if (!v.counted()) return {};
+    const double loads = v.per_output(&wire::KernelLaunch::global_loads) + v.per_output(&wire::KernelLaunch::shared_loads);
+    if (loads <= 3 * taps1) return {};
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%.3g loads per output, where two passes of %.0f taps need about %.0f", loads, taps1,
+                  2 * taps1);
+    return buf;
+  };
+  add_separable_technique(
+      reg, "separable",
+      [](const Conv2dArgs& a, float* tmp) {
+        lab04::conv2d_separable(a.d_in, a.h_row_filter, a.h_col_filter, tmp, a.d_out, {a.width, a.height, a.radius},
+                                a.stream);
+      },
+      {1000, 700, r},
+      "two passes of 2r+1 taps: a row pass into d_tmp, then a column pass from it (2(2r+1) multiply-adds per "
+      "output instead of (2r+1)^2)",
+      all_of({launches(2, 4), two_pass_loads, no_global_filter}));
+  // The extra credit: register tiling, several outputs per thread.
+  add_conv1d_technique(reg, "fast1d", student_fast1d, {1000003, r},
+                       "register tiling: each thread computes several outputs from values it holds in registers",
+                       outputs_per_thread(2));
+  add_conv2d_technique(reg, "fast2d", student_fast2d, {1000, 700, r},
+                       "register tiling: each thread computes several outputs from values it holds in registers",
+                       outputs_per_thread(2));
 
   // The contract refuses bad problems before touching the GPU.
   reg.cpu("cpu", "contract", "rejects_bad_problems", [] {

@@ -45,7 +45,17 @@ TestRecord& current_record();
 /// Starts a fresh current record.
 void reset_current_record();
 
-/// Writes `record` to `<dir>/<test>.json`, creating `dir`; returns the path.
-std::string write_record(const TestRecord& record, const std::string& dir);
+/// Writes `record` to `<dir>/<test>.json`, creating `dir`; returns the path. With a key (32 hex
+/// digits: CONVLAB_RECORD_KEY, which `convlab grade` gives the judge and the judge hides from the
+/// runner) the record carries `"mac"`, record_mac() of its other fields, so that a record the
+/// graders did not write is recognised.
+std::string write_record(const TestRecord& record, const std::string& dir, const std::string& key = "");
+
+/// SipHash-2-4 of `text` under the 128-bit key `key_hex` (32 hex digits), as 16 hex digits;
+/// throws std::invalid_argument for a malformed key.
+std::string record_mac(const std::string& text, const std::string& key_hex);
+
+/// The text a record's mac covers: its JSON object without "mac", serialised canonically.
+std::string record_signed_text(const std::string& record_json);
 
 }  // namespace convlab

@@ -14,12 +14,16 @@
 ///   "graders": [
 ///     { "id": "correctness.conv1d", "kind": "correctness", "points": 30,
 ///       "description": "1D outputs match the golden model" },
-///     { "id": "speedup.conv1d", "kind": "speedup", "points": 10, "gated_by": "correctness.conv1d",
-///       "threshold": 0.5, "partial_from": 0.25 }
+///     { "id": "technique.conv1d", "kind": "technique", "points": 10,
+///       "description": "the filter is read from __constant__ memory" },
+///     { "id": "speedup.conv1d", "kind": "speedup", "points": 10,
+///       "gated_by": ["correctness.conv1d", "technique.conv1d"], "threshold": 0.5, "partial_from": 0.25 }
 ///   ]
 /// }
 /// \endcode
 /// A test named `lab01.speedup.conv1d.n67108867_r1` belongs to grader `speedup.conv1d`.
+/// `gated_by` (speedup graders) is one grader id or a list: correctness and technique graders that
+/// must all pass before the speed-up earns anything.
 #pragma once
 
 #include <map>
@@ -39,14 +43,14 @@ public:
 /// One grader: a group of tests sharing an id prefix, worth some points.
 struct GraderSpec {
   std::string id;            ///< "correctness.conv1d": tests `<lab>.<id>.<case>`
-  std::string kind;          ///< "correctness", "speedup" or "cpu"
+  std::string kind;          ///< "correctness", "technique" or "speedup"
   double points = 0;         ///< points when every test of the group passes
   std::string description;   ///< one line for feedback
   bool extra_credit = false; ///< points on top of the lab's total
   // speedup graders only
   double threshold = 0;      ///< full points at or above this speed-up over the baseline
   double partial_from = 0;   ///< partial points, linear, from this speed-up up to the threshold
-  std::string gated_by;      ///< the correctness grader that must pass first
+  std::vector<std::string> gated_by;  ///< the correctness and technique graders that must pass first
 };
 
 /// A lab's whole spec.

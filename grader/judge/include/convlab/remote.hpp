@@ -1,0 +1,164 @@
+/// @file remote.hpp
+/// @brief The judge's end of the judge–runner split: starting the runner, calling the student's
+/// contract in it, what the runner saw each call do, and timing inside the runner.
+///
+/// A lab's graders are two executables. The judge (`labNN_graders`, the one ctest runs) holds the
+/// tests, the golden models, the tolerances and the records, and no student code. The runner
+/// (`labNN_runner`) holds the student's kernels and the harness code that feeds them. The judge
+/// starts the runner on its first device operation, talks to it through pipes and a shared memory
+/// window (convlab/wire.hpp), and restarts it after it crashed. Whatever the runner sends is data
+/// to be checked: it never writes a record and cannot change a verdict.
+#pragma once
+
+#include "convlab/remote_codec.hpp"
+#include "convlab/stats.hpp"
+#include "convlab/wire.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace convlab::remote {
+
+/// How the judge starts its runner; set once by run_lab_main() from the command line.
+struct RunnerOptions {
+  std::string path;                 ///< the runner executable (--convlab-runner=PATH)
+  std::vector<std::string> prefix;  ///< a command the runner is started under, e.g. a sandbox (--convlab-runner-prefix=PATH)
+  std::string facts_path;           ///< the runner's compiled-code facts (--convlab-facts=PATH; default PATH.facts.json)
+  double timeout_s = 600;           ///< the longest the runner may take to answer one request
+  std::size_t window_bytes = std::size_t(64) << 20;  ///< the shared data window
+};
+
+/// Sets the options; a running runner is stopped.
+void configure(const RunnerOptions& options);
+/// The options in force.
+const RunnerOptions& options();
+
+/// The runner failed: it could not start, crashed, hung or broke the protocol. what() says which.
+class RunnerError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The runner's answer to hello (asking starts the runner).
+struct DeviceStatus {
+  std::string backend;               ///< "cuda" or "cpu"
+  bool available = false;            ///< kernels can run
+  std::string reason;                ///< why not
+  std::string summary;               ///< the device, in one line
+  std::vector<std::string> entries;  ///< the runner's entries
+};
+/// Starts the runner if needed and returns what it said; throws RunnerError if it cannot start.
+const DeviceStatus& device_status();
+
+/// The judge's view of the lab's table of entries (convlab_remote_entries()): the names only,
+/// checked against the runner's when it starts.
+class Entries {
+public:
+  template <class R, class... P>
+  void add(const std::string& name, R (*)(P...)) {
+    names_.push_back(name);
+  }
+  const std::vector<std::string>& names() const { return names_; }
+
+private:
+  std::vector<std::string> names_;
+};
+
+/// Called at the start of each test: a runner that crashed or lost its device context in an
+/// earlier test is replaced, the evidence log is emptied, and `schedule`/`seed` order the threads of
+/// a block on the CPU backend (0 shuffle, 1 in order, 2 reverse).
+void begin_test(int schedule, std::uint64_t seed);
+
+/// Runs `entry` in the runner with `args` (encoded) and returns its encoded result. What the
+/// student's launcher threw is thrown again here with the same type (std::invalid_argument,
+/// convlab::CudaError, std::runtime_error); cudaGetLastError() and the next synchronisation then
+/// return the launch's and the run's errors, as they would in one process.
+std::string call_raw(const std::string& entry, const std::string& args);
+
+/// The proxies' call: encodes `args` by their types, calls, decodes the result.
+template <class R, class... A>
+R call(const char* entry, const A&... args) {
+  wire::Writer w;
+  (encode_arg(w, args), ...);
+  const std::string result = call_raw(entry, w.take());
+  if constexpr (std::is_void_v<R>) {
+    return;
+  } else {
+    wire::Reader r(result);
+    OpaqueContext none;
+    R v = Codec<std::decay_t<R>>::decode(r, none);
+    r.finish();
+    return v;
+  }
+}
+
+/// One call the runner made, and what it saw.
+struct CallRecord {
+  std::string entry;        ///< the entry called
+  wire::Evidence evidence;  ///< its launches, copies, allocations
+};
+/// Every call since the test began (or since clear_calls()).
+const std::vector<CallRecord>& calls();
+/// Forgets the calls so far.
+void clear_calls();
+
+// ---- timing inside the runner --------------------------------------------------------------
+
+/// While alive, every call and device-to-device copy or memset made through the proxies is also
+/// appended to a program (they still run as usual), which measure() replays inside the timed
+/// interval. Host transfers cannot be recorded (a timed run moves no host data).
+class ProgramRecorder {
+public:
+  ProgramRecorder();
+  ~ProgramRecorder();
+  ProgramRecorder(const ProgramRecorder&) = delete;
+  ProgramRecorder& operator=(const ProgramRecorder&) = delete;
+  /// The program recorded so far.
+  const wire::Program& program() const { return program_; }
+  /// Adds an operation (the proxies and the runtime functions do).
+  void append(wire::ProgramOp op) { program_.push_back(std::move(op)); }
+
+private:
+  wire::Program program_;
+  ProgramRecorder* outer_;
+};
+
+/// One timed round, as the runner measures it: for each pair, a fresh input (when asked), the
+/// baseline timed from a cold cache, `prepare` untimed, the candidate timed from a cold cache
+/// with its end joined to every stream it used, then its output checked against the baseline's.
+struct MeasureRequest {
+  wire::Program baseline, candidate, prepare;
+  int pairs = 1;
+  cudaStream_t stream = nullptr;  ///< the stream the programs were recorded on (the one "given")
+  wire::Refresh refresh;          ///< fresh input before each pair (count 0: none)
+  std::optional<wire::TimedCheck> check;  ///< the check of every timed output
+};
+
+/// What one pair measured.
+struct TimedPair {
+  double baseline_ms = 0, candidate_ms = 0;
+  std::uint64_t mismatches = 0, first = 0;  ///< the check: wrong elements, the first of them
+  double got = 0, want = 0;                 ///< its values (candidate, baseline)
+};
+
+/// A measured round.
+struct MeasureReply {
+  std::vector<TimedPair> pairs;
+  wire::Evidence evidence;  ///< everything the candidate's calls did in the timed runs
+};
+
+/// Measures one round in the runner; the secret for fresh inputs is drawn here, unknown to it.
+MeasureReply measure(const MeasureRequest& request);
+
+/// The copy bandwidth (GB/s, read + written) and FP32 FMA peak (GFLOP/s) the runner measured on
+/// its device, once per runner; zeros on the CPU backend.
+std::pair<double, double> ceilings();
+
+}  // namespace convlab::remote

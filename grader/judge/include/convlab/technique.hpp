@@ -1,0 +1,112 @@
+/// @file technique.hpp
+/// @brief Technique graders: did the kernel use what the lab teaches (a shared-memory tile with a
+/// barrier, a filter in constant memory, several outputs per thread, two passes, ...)?
+///
+/// A technique test runs the slot's launcher on one problem (the output must be right first) and
+/// looks at what the runner saw: each launch's kernel, grid, block and shared memory; on a GPU,
+/// what the kernel's compiled code does with each memory space (its PTX, read at build time by
+/// convlab_ptxfacts into `<runner>.facts.json`); on the CPU backend, how many loads and stores of
+/// each memory space the kernel executed, per output. Rules combine these facts; a failed rule says
+/// what it saw, and the test says what the lab asks:
+///
+///     conv2d_tiled_in: conv2d_tiled_in_kernel has no shared-memory load or store in its code
+///     (0 ld.shared, 0 st.shared); the lab asks for an input tile in shared memory, loaded once per
+///     block, with a barrier before it is read
+///
+/// Every technique test also prints the kernel's memory traffic per output (counted on the CPU
+/// backend), the chapter's OP/B made real.
+#pragma once
+
+#include "convlab/remote.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convlab {
+
+/// What a kernel's compiled code does with each memory space (instructions in the PTX, the device
+/// functions it calls included).
+struct CodeFacts {
+  long ld_shared = 0, st_shared = 0, barriers = 0, ld_const = 0, ld_global = 0, st_global = 0, atomics = 0,
+       ld_generic = 0, st_generic = 0, async_copies = 0;
+};
+
+/// The compiled code's facts of this judge's runner, by kernel name: read from the file given by
+/// --convlab-facts (default `<runner>.facts.json`); empty where there is none (the CPU backend).
+const std::map<std::string, CodeFacts>& code_facts();
+/// Parses a facts file's text (convlab_ptxfacts's output); throws std::runtime_error if malformed.
+std::map<std::string, CodeFacts> parse_code_facts(const std::string& json_text);
+
+/// One launch, with every fact known about it.
+struct KernelFacts {
+  wire::KernelLaunch launch;       ///< the runner's record (counts when launch.counted)
+  std::optional<CodeFacts> code;   ///< the compiled code's facts (GPU builds)
+  /// Shared memory per block: static plus dynamic.
+  std::uint64_t shared_bytes() const { return launch.static_shared + launch.dynamic_shared; }
+};
+
+/// What a technique grader looks at: the launches of the calls the test made.
+class TechniqueView {
+public:
+  /// `outputs`: the problem's output elements; `taps`: filter taps (or stencil points) per output.
+  TechniqueView(const std::vector<remote::CallRecord>& calls, double outputs, double taps);
+  const std::vector<KernelFacts>& kernels() const { return kernels_; }
+  const std::vector<remote::CallRecord>& calls() const { return calls_; }
+  double outputs() const { return outputs_; }
+  double taps() const { return taps_; }
+  /// Execution counts exist (CPU backend, not under AddressSanitizer).
+  bool counted() const;
+  /// Compiled-code facts exist for every kernel launched (GPU builds).
+  bool has_code() const;
+  /// Neither: this build cannot check a technique.
+  bool blind() const { return !counted() && !has_code(); }
+  /// A count summed over the launches, divided by the outputs (CPU backend).
+  double per_output(std::uint64_t wire::KernelLaunch::*count) const;
+  /// Threads launched, over all launches.
+  std::uint64_t threads() const;
+  /// "per output: 1.14 global loads, 25 shared loads, 0 constant loads; 0.031 barriers" (counts), or
+  /// a line naming the kernels and their shared memory (code).
+  std::string traffic() const;
+  /// Transfers of the given kind in the calls.
+  std::size_t transfers(wire::Transfer::Kind kind) const;
+
+private:
+  std::vector<remote::CallRecord> calls_;
+  std::vector<KernelFacts> kernels_;
+  double outputs_, taps_;
+};
+
+/// A rule: empty when it holds, else what it saw, in words ("conv1d_kernel reads no shared memory").
+using TechniqueRule = std::function<std::string(const TechniqueView&)>;
+
+/// All of `rules` (their findings joined by "; ").
+TechniqueRule all_of(std::vector<TechniqueRule> rules);
+
+/// Some kernel keeps a tile in shared memory: it stores to and loads from shared memory, waits at a
+/// barrier, and holds between `low` and `high` times `expected_bytes` per block.
+TechniqueRule shared_tile(double expected_bytes, double low = 0.5, double high = 4.0);
+/// Most of each output's taps are read from shared memory (at least `fraction` of them; counts only).
+TechniqueRule taps_from_shared(double fraction);
+/// At most `at_most` global loads per output over all launches (counts only).
+TechniqueRule global_loads_per_output(double at_most);
+/// The filter is read from __constant__ memory: the launcher uploads a symbol, allocates no global
+/// copy, and its kernels read constant memory (code: ld.const; counts: a constant load per tap).
+TechniqueRule constant_filter();
+/// The threads launched compute at least `at_least` outputs each on average.
+TechniqueRule outputs_per_thread(double at_least);
+/// The call launches between `at_least` and `at_most` kernels.
+TechniqueRule launches(int at_least, int at_most);
+/// Every launch went to the stream the launcher was given, from the launcher's own thread.
+TechniqueRule on_given_stream();
+
+/// Runs `rule` on the calls made since the test began (remote::calls()) and records a failure,
+/// "<slot>: <what it saw>; the lab asks for <asks>", if it does not hold; prints the traffic line.
+/// Skips the test, saying why, when this build can see neither code nor counts.
+void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
+                      double taps);
+
+}  // namespace convlab

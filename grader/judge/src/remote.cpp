@@ -1,0 +1,594 @@
+// The judge's end of the judge-runner split: the runner process, the requests, and the CUDA-named
+// functions of the judge's runtime (grader/judge/include/cuda_runtime_api.h). See convlab/remote.hpp.
+#include "convlab/remote.hpp"
+
+#include "convlab/check.hpp"
+#include "convlab/remote_contract.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace convlab::remote {
+namespace {
+
+using wire::Op;
+using wire::Status;
+
+// ---- the runner process ----------------------------------------------------------------------
+
+struct Connection {
+  pid_t pid = -1;
+  int req = -1, rep = -1;
+  char* window = nullptr;
+  std::size_t window_bytes = 0;
+  bool started = false;
+  bool restart = false;  // replace it before the next test (a lost context, a crash)
+};
+
+RunnerOptions g_options;
+Connection g_conn;
+DeviceStatus g_status;
+std::string g_current;  // what the runner was asked to do last, for messages
+cudaError_t g_last_error = cudaSuccess;
+cudaError_t g_sync_error = cudaSuccess;  // the error of the work of the last call, until synchronised
+std::map<int, std::pair<std::string, std::string>> g_error_text;  // code -> name, description
+std::vector<CallRecord> g_calls;
+ProgramRecorder* g_recording = nullptr;
+int g_schedule = 0;
+std::uint64_t g_schedule_seed = 0;
+std::string g_ended;  // why the runner of this test ended: later requests of the test fail with it
+
+std::string signal_name(int sig) {
+  const char* d = sigdescr_np(sig);
+  const char* a = sigabbrev_np(sig);
+  return std::string("signal ") + std::to_string(sig) + (a ? std::string(" (SIG") + a + ": " + (d ? d : "") + ")" : "");
+}
+
+void close_fds(Connection& c) {
+  if (c.req >= 0) ::close(c.req);
+  if (c.rep >= 0) ::close(c.rep);
+  if (c.window) ::munmap(c.window, c.window_bytes);
+  c = Connection{};
+}
+
+// Ends the runner (killed if it is still there) and says how it ended.
+std::string stop(bool kill_it) {
+  std::string how;
+  if (g_conn.pid > 0) {
+    if (kill_it) ::kill(g_conn.pid, SIGKILL);
+    int st = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(g_conn.pid, &st, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r == g_conn.pid) {
+      if (WIFEXITED(st)) how = "exited with status " + std::to_string(WEXITSTATUS(st));
+      else if (WIFSIGNALED(st)) how = "was ended by " + signal_name(WTERMSIG(st));
+    }
+  }
+  close_fds(g_conn);
+  return how.empty() ? "ended" : how;
+}
+
+[[noreturn]] void fail(const std::string& why, bool kill_it) {
+  const std::string what = g_current;
+  const std::string how = stop(kill_it);
+  std::string text = "the runner (the process that runs your kernels) " + (kill_it ? why : how + (why.empty() ? "" : " " + why));
+  if (!what.empty()) text += " while running " + what;
+  g_ended = text;
+  throw RunnerError(text);
+}
+
+void write_all(int fd, const void* p, std::size_t n) {
+  const auto* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t put = ::write(fd, c, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) fail("stopped taking requests", false);
+    c += put;
+    n -= static_cast<std::size_t>(put);
+  }
+}
+
+// Reads exactly n bytes before the deadline; a runner that ends or stays silent fails the request.
+void read_all(int fd, void* p, std::size_t n, std::chrono::steady_clock::time_point deadline) {
+  auto* c = static_cast<char*>(p);
+  while (n > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "did not answer within %.0f s (a kernel that never ends?) and was stopped",
+                    g_options.timeout_s);
+      fail(buf, true);
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    const int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    const ssize_t got = ::read(fd, c, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) fail("", false);
+    c += got;
+    n -= static_cast<std::size_t>(got);
+  }
+}
+
+void start();
+
+// One request and its reply. A harness-side error comes back as Status::error and is thrown;
+// a CUDA error is returned with its code (and remembered for cudaGetErrorString).
+struct Reply {
+  Status status = Status::ok;
+  std::string payload;
+  cudaError_t code = cudaSuccess;
+};
+
+Reply request(Op op, const std::string& payload, const std::string& what) {
+  // Addresses and streams belong to the runner that made them: after it ended, the rest of the
+  // test cannot go on in a fresh one.
+  if (!g_ended.empty()) throw RunnerError(g_ended + " (earlier in this test)");
+  if (!g_conn.started) start();
+  g_current = what;
+  const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(op)};
+  const std::uint64_t len = payload.size();
+  write_all(g_conn.req, head, sizeof head);
+  write_all(g_conn.req, &len, sizeof len);
+  write_all(g_conn.req, payload.data(), payload.size());
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long long>(g_options.timeout_s * 1000));
+  std::uint32_t rhead[2];
+  std::uint64_t rlen = 0;
+  read_all(g_conn.rep, rhead, sizeof rhead, deadline);
+  read_all(g_conn.rep, &rlen, sizeof rlen, deadline);
+  if (rhead[0] != wire::kMagic || rlen > wire::kMaxPayload || rhead[1] > static_cast<std::uint32_t>(Status::cuda_error))
+    fail("sent a malformed reply (was something else written to its reply channel?) and was stopped", true);
+  Reply r;
+  r.status = static_cast<Status>(rhead[1]);
+  r.payload.resize(rlen);
+  read_all(g_conn.rep, r.payload.data(), rlen, deadline);
+  g_current.clear();
+  if (r.status == Status::error) throw std::runtime_error("the runner could not " + what + ": " + r.payload);
+  if (r.status == Status::cuda_error) {
+    try {
+      wire::Reader rd(r.payload);
+      r.code = static_cast<cudaError_t>(rd.u32());
+      std::string name = rd.str(), text = rd.str();
+      rd.str();  // the harness's message
+      if (rd.u8()) g_conn.restart = true;
+      g_error_text[r.code] = {std::move(name), std::move(text)};
+    } catch (const wire::WireError& e) {
+      fail(std::string("sent a malformed error (") + e.what() + ") and was stopped", true);
+    }
+    g_last_error = r.code;
+  }
+  return r;
+}
+
+void start() {
+  if (g_options.path.empty()) throw RunnerError("no runner was given to the graders (--convlab-runner=PATH)");
+  if (::access(g_options.path.c_str(), X_OK) != 0)
+    throw RunnerError("the runner " + g_options.path + " cannot be run (" + std::strerror(errno) +
+                      "): build the lab first (cmake --build)");
+  std::signal(SIGPIPE, SIG_IGN);  // a runner that dies must fail a request, not end the judge
+  int to_runner[2], from_runner[2], report[2];
+  if (::pipe2(to_runner, O_CLOEXEC) || ::pipe2(from_runner, O_CLOEXEC) || ::pipe2(report, O_CLOEXEC))
+    throw RunnerError(std::string("cannot make pipes for the runner: ") + std::strerror(errno));
+  const int mem = ::memfd_create("convlab-window", MFD_CLOEXEC);
+  if (mem < 0 || ::ftruncate(mem, static_cast<off_t>(g_options.window_bytes)) != 0)
+    throw RunnerError(std::string("cannot make the data window: ") + std::strerror(errno));
+  void* w = ::mmap(nullptr, g_options.window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mem, 0);
+  if (w == MAP_FAILED) throw RunnerError(std::string("cannot map the data window: ") + std::strerror(errno));
+
+  std::vector<std::string> argv = g_options.prefix;
+  argv.push_back(g_options.path);
+  argv.push_back("--convlab-serve=" + std::to_string(g_options.window_bytes));
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  // The runner's environment is the judge's without the CONVLAB_* settings: the judge has read
+  // them, and the runner must not (seeds, results folders, keys).
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "CONVLAB_", 8) != 0) env.emplace_back(*e);
+  std::vector<char*> cenv;
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw RunnerError(std::string("cannot start the runner: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Move the three channels to fds 3, 4, 5 (via high numbers, so none is overwritten early).
+    const int a = ::fcntl(to_runner[0], F_DUPFD, 64), b = ::fcntl(from_runner[1], F_DUPFD, 64),
+              c = ::fcntl(mem, F_DUPFD, 64);
+    if (a < 0 || b < 0 || c < 0 || ::dup2(a, 3) < 0 || ::dup2(b, 4) < 0 || ::dup2(c, 5) < 0) ::_exit(126);
+    for (int fd = 6; fd < 1024; ++fd)
+      if (fd != report[1]) ::close(fd);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the runner never outlives its judge
+    if (::getppid() != parent) ::_exit(126);
+    ::execve(cargv[0], cargv.data(), cenv.data());
+    const int err = errno;
+    (void)!::write(report[1], &err, sizeof err);
+    ::_exit(127);
+  }
+  ::close(to_runner[0]);
+  ::close(from_runner[1]);
+  ::close(mem);
+  ::close(report[1]);
+  int exec_errno = 0;
+  const bool exec_failed = ::read(report[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  ::close(report[0]);
+  g_conn.pid = pid;
+  g_conn.req = to_runner[1];
+  g_conn.rep = from_runner[0];
+  g_conn.window = static_cast<char*>(w);
+  g_conn.window_bytes = g_options.window_bytes;
+  g_conn.started = true;
+  if (exec_failed) {
+    stop(true);
+    throw RunnerError("cannot run " + argv.front() + ": " + std::strerror(exec_errno));
+  }
+  // Hello: the same protocol, the entries the judge's proxies will call.
+  const Reply r = request(Op::hello, "", "its start-up");
+  try {
+    wire::Reader rd(r.payload);
+    const std::uint32_t version = rd.u32();
+    if (version != wire::kVersion)
+      fail("speaks protocol version " + std::to_string(version) + ", the judge " + std::to_string(wire::kVersion) +
+               ": rebuild both",
+           true);
+    g_status.backend = rd.str(16);
+    g_status.available = rd.u8() != 0;
+    g_status.reason = rd.str();
+    g_status.summary = rd.str();
+    g_status.entries.resize(rd.u64());
+    if (g_status.entries.size() > 1000) throw wire::WireError("too many entries");
+    for (auto& e : g_status.entries) e = rd.str(256);
+    rd.finish();
+  } catch (const wire::WireError& e) {
+    fail(std::string("answered hello with garbage (") + e.what() + ") and was stopped", true);
+  }
+  Entries mine;
+  convlab_remote_entries(mine);
+  for (const auto& n : mine.names())
+    if (std::find(g_status.entries.begin(), g_status.entries.end(), n) == g_status.entries.end())
+      fail("has no entry '" + n + "': it was built for another lab, or from another version of the course", true);
+}
+
+// ---- bulk data through the window ---------------------------------------------------------------
+
+cudaError_t to_device(std::uint64_t dst, const char* src, std::size_t bytes) {
+  if (!g_conn.started) start();
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t n = std::min(bytes - done, g_conn.window_bytes);
+    std::memcpy(g_conn.window, src + done, n);
+    wire::Writer w;
+    w.u64(dst + done);
+    w.u64(n);
+    const Reply r = request(Op::to_device, w.take(), "a copy to the device");
+    if (r.status != Status::ok) return r.code;
+    done += n;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t to_host(char* dst, std::uint64_t src, std::size_t bytes) {
+  if (!g_conn.started) start();
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t n = std::min(bytes - done, g_conn.window_bytes);
+    wire::Writer w;
+    w.u64(src + done);
+    w.u64(n);
+    const Reply r = request(Op::to_host, w.take(), "a copy to the host");
+    if (r.status != Status::ok) return r.code;
+    std::memcpy(dst + done, g_conn.window, n);
+    done += n;
+  }
+  return cudaSuccess;
+}
+
+std::uint64_t addr(const void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); }
+
+void note_op(wire::ProgramOp op) {
+  if (g_recording) g_recording->append(std::move(op));
+}
+
+}  // namespace
+
+void configure(const RunnerOptions& options) {
+  if (g_conn.started) stop(true);
+  g_options = options;
+  g_status = DeviceStatus{};
+}
+
+const RunnerOptions& options() { return g_options; }
+
+const DeviceStatus& device_status() {
+  if (!g_conn.started) start();
+  return g_status;
+}
+
+void begin_test(int schedule, std::uint64_t seed) {
+  if (g_conn.started && g_conn.restart) stop(true);
+  g_ended.clear();
+  g_calls.clear();
+  g_last_error = g_sync_error = cudaSuccess;
+  g_schedule = schedule;
+  g_schedule_seed = seed;
+}
+
+std::string call_raw(const std::string& entry, const std::string& args) {
+  wire::Writer w;
+  w.str(entry);
+  w.u32(static_cast<std::uint32_t>(g_schedule));
+  w.u64(g_schedule_seed);
+  w.str(args);
+  const Reply r = request(Op::call, w.take(), entry);
+  if (r.status != Status::ok)
+    throw CudaError(r.code, "the runner could not call " + entry + ": " + cudaGetErrorString(r.code));
+  std::uint8_t kind = 0;
+  std::string message, result;
+  std::int64_t thrown = 0;
+  try {
+    wire::Reader rd(r.payload);
+    kind = rd.u8();
+    message = rd.str();
+    thrown = rd.i64();
+    const auto read_error = [&rd]() {
+      const auto code = static_cast<cudaError_t>(rd.u32());
+      std::string name = rd.str(), text = rd.str();
+      if (code != cudaSuccess) g_error_text[code] = {std::move(name), std::move(text)};
+      return code;
+    };
+    g_last_error = read_error();
+    g_sync_error = read_error();
+    if (rd.u8()) g_conn.restart = true;
+    result = rd.str(wire::kMaxPayload);
+    g_calls.push_back({entry, wire::Evidence::read(rd)});
+    rd.finish();
+  } catch (const wire::WireError& e) {
+    fail(std::string("answered a call with garbage (") + e.what() + ") and was stopped", true);
+  }
+  if (kind > 4) fail("answered a call with an unknown outcome and was stopped", true);
+  if (kind == 0) {
+    wire::ProgramOp op;
+    op.kind = wire::ProgramOp::Kind::call;
+    op.entry = entry;
+    op.args = args;
+    note_op(std::move(op));
+  }
+  switch (kind) {
+    case 1: throw std::invalid_argument(message);
+    case 2: throw std::runtime_error(message);
+    case 3: throw CudaError(static_cast<cudaError_t>(thrown), message);
+    case 4: throw std::runtime_error(message);
+    default: return result;
+  }
+}
+
+const std::vector<CallRecord>& calls() { return g_calls; }
+void clear_calls() { g_calls.clear(); }
+
+ProgramRecorder::ProgramRecorder() : outer_(g_recording) { g_recording = this; }
+ProgramRecorder::~ProgramRecorder() { g_recording = outer_; }
+
+MeasureReply measure(const MeasureRequest& q) {
+  wire::Writer w;
+  wire::write_program(w, q.baseline);
+  wire::write_program(w, q.candidate);
+  wire::write_program(w, q.prepare);
+  w.u64(static_cast<std::uint64_t>(q.pairs));
+  w.u64(addr(q.stream));
+  w.u64(q.refresh.address);
+  w.u64(q.refresh.count);
+  // The fresh inputs' secret: drawn here for each round, never known to the runner in advance.
+  std::random_device rd;
+  w.u64((std::uint64_t(rd()) << 32) ^ rd());
+  wire::write_program(w, q.refresh.copies);
+  w.u8(q.check.has_value());
+  const wire::TimedCheck c = q.check.value_or(wire::TimedCheck{});
+  w.u64(c.candidate);
+  w.u64(c.reference);
+  w.u64(c.count);
+  w.f64(c.tolerance);
+  const Reply r = request(Op::measure, w.take(), "a timed round");
+  if (r.status != Status::ok)
+    throw CudaError(r.code, std::string("a timed run failed: ") + cudaGetErrorString(r.code));
+  MeasureReply out;
+  try {
+    wire::Reader rd(r.payload);
+    const std::uint64_t n = rd.u64();
+    if (n != static_cast<std::uint64_t>(q.pairs)) throw wire::WireError("a round of another length");
+    out.pairs.resize(n);
+    for (auto& p : out.pairs) {
+      p.baseline_ms = rd.f64();
+      p.candidate_ms = rd.f64();
+      p.mismatches = rd.u64();
+      p.first = rd.u64();
+      p.got = rd.f64();
+      p.want = rd.f64();
+      if (!(p.baseline_ms > 0) || !(p.candidate_ms >= 0)) throw wire::WireError("a time that is not a time");
+    }
+    out.evidence = wire::Evidence::read(rd);
+    rd.finish();
+  } catch (const wire::WireError& e) {
+    fail(std::string("answered a timed round with garbage (") + e.what() + ") and was stopped", true);
+  }
+  return out;
+}
+
+std::pair<double, double> ceilings() {
+  const Reply r = request(Op::ceilings, "", "the measurement of the copy bandwidth and FP32 peak");
+  if (r.status != Status::ok) throw CudaError(r.code, "measuring the device's ceilings failed");
+  wire::Reader rd(r.payload);
+  const double bw = rd.f64(), peak = rd.f64();
+  rd.finish();
+  return {bw, peak};
+}
+
+}  // namespace convlab::remote
+
+// ---- the judge's CUDA runtime ---------------------------------------------------------------------
+
+using convlab::remote::addr;
+namespace remote = convlab::remote;
+
+namespace {
+
+cudaError_t simple(convlab::wire::Op op, const std::string& payload, const char* what) {
+  const auto r = remote::request(op, payload, what);
+  return r.status == convlab::wire::Status::ok ? cudaSuccess : r.code;
+}
+
+}  // namespace
+
+const char* cudaGetErrorName(cudaError_t error) {
+  if (error == cudaSuccess) return "cudaSuccess";
+  const auto it = remote::g_error_text.find(error);
+  if (it != remote::g_error_text.end()) return it->second.first.c_str();
+  return "cudaError";
+}
+
+const char* cudaGetErrorString(cudaError_t error) {
+  if (error == cudaSuccess) return "no error";
+  const auto it = remote::g_error_text.find(error);
+  if (it != remote::g_error_text.end()) return it->second.second.c_str();
+  return "an error of the runner's CUDA runtime";
+}
+
+cudaError_t cudaGetLastError() {
+  const cudaError_t e = remote::g_last_error;
+  remote::g_last_error = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError() { return remote::g_last_error; }
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  const auto& s = remote::device_status();
+  *count = s.available ? 1 : 0;
+  return s.available ? cudaSuccess : cudaErrorNoDevice;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+  if (remote::g_sync_error != cudaSuccess) {
+    const cudaError_t e = remote::g_sync_error;
+    remote::g_sync_error = cudaSuccess;
+    return e;
+  }
+  return simple(convlab::wire::Op::synchronize, "", "a synchronisation");
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
+
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
+  convlab::wire::Writer w;
+  w.u64(bytes);
+  const auto r = remote::request(convlab::wire::Op::malloc, w.take(), "an allocation");
+  if (r.status != convlab::wire::Status::ok) return r.code;
+  convlab::wire::Reader rd(r.payload);
+  *ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(rd.u64()));
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void* ptr) {
+  if (!ptr) return cudaSuccess;
+  if (!remote::g_conn.started) return cudaSuccess;  // the runner that held it is gone, and its memory with it
+  convlab::wire::Writer w;
+  w.u64(addr(ptr));
+  try {
+    return simple(convlab::wire::Op::free, w.take(), "a free");
+  } catch (const std::exception&) {
+    return cudaErrorInvalidDevicePointer;  // destructors call this: never throw
+  }
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  if (bytes == 0) return cudaSuccess;
+  switch (kind) {
+    case cudaMemcpyHostToHost:
+      std::memmove(dst, src, bytes);
+      return cudaSuccess;
+    case cudaMemcpyHostToDevice:
+      if (remote::g_recording) throw std::logic_error("a timed program cannot copy host data");
+      return remote::to_device(addr(dst), static_cast<const char*>(src), bytes);
+    case cudaMemcpyDeviceToHost:
+      if (remote::g_recording) throw std::logic_error("a timed program cannot copy host data");
+      return remote::to_host(static_cast<char*>(dst), addr(src), bytes);
+    case cudaMemcpyDeviceToDevice: {
+      convlab::wire::Writer w;
+      w.u64(addr(dst));
+      w.u64(addr(src));
+      w.u64(bytes);
+      const cudaError_t e = simple(convlab::wire::Op::copy, w.take(), "a copy on the device");
+      convlab::wire::ProgramOp op;
+      op.kind = convlab::wire::ProgramOp::Kind::copy;
+      op.dst = addr(dst), op.src = addr(src), op.bytes = bytes;
+      if (e == cudaSuccess) remote::note_op(op);
+      return e;
+    }
+    default:
+      return remote::g_last_error = cudaErrorInvalidMemcpyDirection;
+  }
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+  return cudaMemcpy(dst, src, bytes, kind);
+}
+
+cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes) {
+  if (bytes == 0) return cudaSuccess;
+  convlab::wire::Writer w;
+  w.u64(addr(ptr));
+  w.u32(static_cast<std::uint32_t>(value & 0xFF));
+  w.u64(bytes);
+  const cudaError_t e = simple(convlab::wire::Op::memset, w.take(), "a memset");
+  convlab::wire::ProgramOp op;
+  op.kind = convlab::wire::ProgramOp::Kind::memset;
+  op.dst = addr(ptr), op.bytes = bytes, op.value = static_cast<std::uint32_t>(value & 0xFF);
+  if (e == cudaSuccess) remote::note_op(op);
+  return e;
+}
+
+cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t) {
+  return cudaMemset(ptr, value, bytes);
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, cudaStreamDefault); }
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  convlab::wire::Writer w;
+  w.u32(flags);
+  const auto r = remote::request(convlab::wire::Op::stream_create, w.take(), "the creation of a stream");
+  if (r.status != convlab::wire::Status::ok) return r.code;
+  convlab::wire::Reader rd(r.payload);
+  *stream = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(rd.u64()));
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  if (!stream || !remote::g_conn.started) return cudaSuccess;
+  convlab::wire::Writer w;
+  w.u64(addr(stream));
+  try {
+    return simple(convlab::wire::Op::stream_destroy, w.take(), "the end of a stream");
+  } catch (const std::exception&) {
+    return cudaErrorInvalidResourceHandle;  // destructors call this: never throw
+  }
+}

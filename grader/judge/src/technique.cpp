@@ -1,0 +1,293 @@
+// Technique graders: rules over the launches the runner saw. See convlab/technique.hpp.
+#include "convlab/technique.hpp"
+
+#include "convlab/speed_check.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace convlab {
+
+std::map<std::string, CodeFacts> parse_code_facts(const std::string& text) {
+  std::map<std::string, CodeFacts> out;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("the code facts are not valid JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("kernels") || !j.at("kernels").is_object())
+    throw std::runtime_error("the code facts have no 'kernels' object");
+  for (const auto& [name, k] : j.at("kernels").items()) {
+    CodeFacts f;
+    const auto get = [&k](const char* key) { return k.contains(key) ? k.at(key).get<long>() : 0L; };
+    f.ld_shared = get("ld_shared");
+    f.st_shared = get("st_shared");
+    f.barriers = get("barriers");
+    f.ld_const = get("ld_const");
+    f.ld_global = get("ld_global");
+    f.st_global = get("st_global");
+    f.atomics = get("atomics");
+    f.ld_generic = get("ld_generic");
+    f.st_generic = get("st_generic");
+    f.async_copies = get("async_copies");
+    out[name] = f;
+  }
+  return out;
+}
+
+const std::map<std::string, CodeFacts>& code_facts() {
+  static std::map<std::string, CodeFacts> facts;
+  static std::string loaded_for;
+  const std::string path = remote::options().facts_path.empty() ? remote::options().path + ".facts.json"
+                                                                   : remote::options().facts_path;
+  if (path != loaded_for) {
+    loaded_for = path;
+    facts.clear();
+    std::ifstream in(path);
+    if (in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      facts = parse_code_facts(text.str());
+    }
+  }
+  return facts;
+}
+
+TechniqueView::TechniqueView(const std::vector<remote::CallRecord>& calls, double outputs, double taps)
+    : calls_(calls), outputs_(outputs), taps_(taps) {
+  const auto& facts = code_facts();
+  for (const auto& c : calls_)
+    for (const auto& l : c.evidence.launches) {
+      KernelFacts k;
+      k.launch = l;
+      if (const auto it = facts.find(l.name); it != facts.end()) k.code = it->second;
+      kernels_.push_back(std::move(k));
+    }
+}
+
+bool TechniqueView::counted() const {
+  if (calls_.empty()) return false;
+  for (const auto& c : calls_)
+    if (!c.evidence.counts_available) return false;
+  return true;
+}
+
+bool TechniqueView::has_code() const {
+  if (kernels_.empty()) return !code_facts().empty();
+  for (const auto& k : kernels_)
+    if (!k.code) return false;
+  return true;
+}
+
+double TechniqueView::per_output(std::uint64_t wire::KernelLaunch::*count) const {
+  double sum = 0;
+  for (const auto& k : kernels_) sum += double(k.launch.*count);
+  return outputs_ > 0 ? sum / outputs_ : 0;
+}
+
+std::uint64_t TechniqueView::threads() const {
+  std::uint64_t t = 0;
+  for (const auto& k : kernels_) t += k.launch.threads_launched();
+  return t;
+}
+
+std::size_t TechniqueView::transfers(wire::Transfer::Kind kind) const {
+  std::size_t n = 0;
+  for (const auto& c : calls_)
+    for (const auto& t : c.evidence.transfers) n += t.kind == kind;
+  return n;
+}
+
+std::string TechniqueView::traffic() const {
+  char buf[512];
+  if (counted()) {
+    std::snprintf(buf, sizeof buf,
+                  "per output: %.3g global loads, %.3g global stores, %.3g shared loads, %.3g shared stores, "
+                  "%.3g constant loads, %.3g barriers (%zu launches, %.3g outputs per thread)",
+                  per_output(&wire::KernelLaunch::global_loads), per_output(&wire::KernelLaunch::global_stores),
+                  per_output(&wire::KernelLaunch::shared_loads), per_output(&wire::KernelLaunch::shared_stores),
+                  per_output(&wire::KernelLaunch::constant_loads), per_output(&wire::KernelLaunch::barriers),
+                  kernels_.size(), threads() ? outputs_ / double(threads()) : 0.0);
+    return buf;
+  }
+  std::string out;
+  for (const auto& k : kernels_) {
+    std::snprintf(buf, sizeof buf, "%s%s: grid (%u,%u,%u), block (%u,%u,%u), %llu B shared", out.empty() ? "" : "; ",
+                  k.launch.name.c_str(), k.launch.grid[0], k.launch.grid[1], k.launch.grid[2], k.launch.block[0],
+                  k.launch.block[1], k.launch.block[2], static_cast<unsigned long long>(k.shared_bytes()));
+    out += buf;
+    if (k.code) {
+      std::snprintf(buf, sizeof buf, " (code: %ld ld.shared, %ld st.shared, %ld barriers, %ld ld.const, %ld ld.global)",
+                    k.code->ld_shared, k.code->st_shared, k.code->barriers, k.code->ld_const, k.code->ld_global);
+      out += buf;
+    }
+  }
+  return out.empty() ? "no kernel launched" : out;
+}
+
+TechniqueRule all_of(std::vector<TechniqueRule> rules) {
+  return [rules = std::move(rules)](const TechniqueView& v) {
+    std::string out;
+    for (const auto& r : rules)
+      if (const std::string f = r(v); !f.empty()) out += (out.empty() ? "" : "; ") + f;
+    return out;
+  };
+}
+
+namespace {
+
+std::string bytes_text(double b) {
+  char buf[64];
+  if (b >= 1024) std::snprintf(buf, sizeof buf, "%.3g KB", b / 1024);
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+}  // namespace
+
+TechniqueRule shared_tile(double expected_bytes, double low, double high) {
+  return [=](const TechniqueView& v) -> std::string {
+    if (v.kernels().empty()) return "no kernel was launched";
+    std::string best;
+    for (const auto& k : v.kernels()) {
+      bool writes = false, reads = false, waits = false;
+      std::string seen;
+      char buf[256];
+      if (k.code) {
+        writes = k.code->st_shared + k.code->async_copies > 0;
+        reads = k.code->ld_shared > 0;
+        waits = k.code->barriers > 0;
+        std::snprintf(buf, sizeof buf, "%ld ld.shared, %ld st.shared, %ld barriers in its code", k.code->ld_shared,
+                      k.code->st_shared + k.code->async_copies, k.code->barriers);
+      } else if (k.launch.counted) {
+        writes = k.launch.shared_stores > 0;
+        reads = k.launch.shared_loads > 0;
+        waits = k.launch.barriers > 0;
+        std::snprintf(buf, sizeof buf, "%.3g shared loads, %.3g shared stores and %.3g barriers per output",
+                      double(k.launch.shared_loads) / v.outputs(), double(k.launch.shared_stores) / v.outputs(),
+                      double(k.launch.barriers) / v.outputs());
+      } else {
+        continue;
+      }
+      seen = buf;
+      const double bytes = double(k.shared_bytes());
+      if (writes && reads && waits && bytes >= low * expected_bytes && bytes <= high * expected_bytes) return {};
+      std::string why;
+      if (!writes || !reads) why = k.launch.name + " keeps no tile in shared memory (" + seen + ")";
+      else if (!waits) why = k.launch.name + " never waits at a barrier between filling its tile and reading it (" + seen + ")";
+      else
+        why = k.launch.name + " holds " + bytes_text(bytes) + " of shared memory per block of " +
+              std::to_string(k.launch.threads_per_block()) + " threads, where the design implies about " +
+              bytes_text(expected_bytes);
+      if (best.empty() || (writes && reads)) best = why;
+    }
+    return best.empty() ? "no record of the kernels' code or memory accesses" : best;
+  };
+}
+
+TechniqueRule taps_from_shared(double fraction) {
+  return [=](const TechniqueView& v) -> std::string {
+    if (!v.counted()) return {};  // a GPU counts nothing per access: the code facts decide
+    const double loads = v.per_output(&wire::KernelLaunch::shared_loads);
+    if (loads >= fraction * v.taps()) return {};
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "each output read %.3g of its %.0f taps' inputs from shared memory", loads, v.taps());
+    return buf;
+  };
+}
+
+TechniqueRule global_loads_per_output(double at_most) {
+  return [=](const TechniqueView& v) -> std::string {
+    if (!v.counted()) return {};
+    const double loads = v.per_output(&wire::KernelLaunch::global_loads);
+    if (loads <= at_most) return {};
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.3g global loads per output (at most %.3g for this design; %.0f means every tap "
+                  "reads global memory)", loads, at_most, v.taps());
+    return buf;
+  };
+}
+
+TechniqueRule constant_filter() {
+  return [](const TechniqueView& v) -> std::string {
+    std::string out;
+    if (v.transfers(wire::Transfer::Kind::to_symbol) == 0)
+      out = "the launcher uploaded nothing to a __constant__ symbol (cudaMemcpyToSymbol)";
+    std::uint64_t allocations = 0;
+    for (const auto& c : v.calls()) allocations += c.evidence.allocations;
+    if (allocations > 0 || v.transfers(wire::Transfer::Kind::to_device) > 0)
+      out += std::string(out.empty() ? "" : "; ") +
+             "the launcher copied data to global memory it allocated (cudaMalloc + cudaMemcpy): the filter belongs "
+             "in constant memory";
+    for (const auto& k : v.kernels()) {
+      char buf[256];
+      if (k.code && k.code->ld_const == 0) {
+        std::snprintf(buf, sizeof buf, "%s has no constant-memory load (ld.const) in its code", k.launch.name.c_str());
+        out += std::string(out.empty() ? "" : "; ") + buf;
+      } else if (!k.code && k.launch.counted && double(k.launch.constant_loads) < 0.9 * v.taps() * v.outputs()) {
+        std::snprintf(buf, sizeof buf, "%s read %.3g values from constant memory per output, for a filter of %.0f taps",
+                      k.launch.name.c_str(), double(k.launch.constant_loads) / v.outputs(), v.taps());
+        out += std::string(out.empty() ? "" : "; ") + buf;
+      }
+    }
+    return out;
+  };
+}
+
+TechniqueRule outputs_per_thread(double at_least) {
+  return [=](const TechniqueView& v) -> std::string {
+    const std::uint64_t t = v.threads();
+    if (t == 0) return "no kernel was launched";
+    const double per = v.outputs() / double(t);
+    if (per >= at_least) return {};
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%llu threads for %.0f outputs: %.3g outputs per thread (at least %.3g asked)",
+                  static_cast<unsigned long long>(t), v.outputs(), per, at_least);
+    return buf;
+  };
+}
+
+TechniqueRule launches(int at_least, int at_most) {
+  return [=](const TechniqueView& v) -> std::string {
+    const int n = static_cast<int>(v.kernels().size());
+    if (n >= at_least && n <= at_most) return {};
+    std::string names;
+    for (const auto& k : v.kernels()) names += (names.empty() ? "" : ", ") + k.launch.name;
+    return std::to_string(n) + " kernel launches" + (names.empty() ? "" : " (" + names + ")") + ", where " +
+           (at_least == at_most ? std::to_string(at_least) : std::to_string(at_least) + " to " + std::to_string(at_most)) +
+           " are expected";
+  };
+}
+
+TechniqueRule on_given_stream() {
+  return [](const TechniqueView& v) -> std::string {
+    std::string out;
+    for (const auto& c : v.calls())
+      if (const std::string w = escaped_work(c.evidence); !w.empty() && out.find(w) == std::string::npos)
+        out += (out.empty() ? "" : "; ") + w;
+    return out;
+  };
+}
+
+void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
+                      double taps) {
+  const TechniqueView v(remote::calls(), outputs, taps);
+  if (v.calls().empty()) {
+    ADD_FAILURE() << slot << ": the launcher was not called (a harness error)";
+    return;
+  }
+  if (v.blind())
+    GTEST_SKIP() << "technique not checked: this build records neither the kernels' compiled code nor their memory "
+                    "accesses (AddressSanitizer builds count nothing; GPU builds need "
+                 << remote::options().path << ".facts.json)";
+  std::printf("%s: %s\n", slot.c_str(), v.traffic().c_str());
+  const std::string found = all_of({rule, on_given_stream()})(v);
+  if (!found.empty()) ADD_FAILURE() << slot << ": " << found << "; the lab asks for " << asks;
+}
+
+}  // namespace convlab

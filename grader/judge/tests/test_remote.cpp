@@ -1,0 +1,104 @@
+// The judge against a misbehaving runner (fake_runner.cpp): whatever the runner does — crash,
+// hang, garbage, a reply too long, an early exit, a flood of output — the call fails with a
+// RunnerError that says what happened, within the time limit, and the judge goes on.
+#include "convlab/remote.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+void convlab_remote_entries(convlab::remote::Entries&) {}  // the fake runner's entries are not the judge's
+
+namespace {
+
+using namespace convlab;
+
+void use_fake(double timeout_s = 5) {
+  remote::RunnerOptions o;
+  o.path = FAKE_RUNNER;
+  o.timeout_s = timeout_s;
+  o.window_bytes = 1 << 20;
+  remote::configure(o);
+  remote::begin_test(0, 1);
+}
+
+std::string failure_of(const std::string& entry) {
+  try {
+    remote::call_raw(entry, "");
+  } catch (const remote::RunnerError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Remote, AProperRunnerAnswers) {
+  use_fake();
+  EXPECT_EQ(remote::device_status().summary, "a fake runner");
+  EXPECT_NO_THROW(remote::call_raw("ok", ""));
+  ASSERT_EQ(remote::calls().size(), 1u);
+  EXPECT_EQ(remote::calls()[0].evidence.launches.at(0).name, "fake_kernel");
+}
+
+TEST(Remote, ACrashIsNamed) {
+  use_fake();
+  EXPECT_NE(failure_of("crash").find("was ended by signal 11 (SIGSEGV"), std::string::npos) << failure_of("crash");
+}
+
+TEST(Remote, AHangIsStoppedAtTheTimeLimit) {
+  use_fake(1.5);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = failure_of("hang");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(why.find("did not answer within 2 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("while running hang"), std::string::npos) << why;
+  EXPECT_LT(s, 10.0);
+}
+
+TEST(Remote, GarbageIsRefused) {
+  use_fake();
+  EXPECT_NE(failure_of("garbage").find("sent a malformed reply"), std::string::npos);
+  use_fake();
+  EXPECT_NE(failure_of("huge").find("sent a malformed reply"), std::string::npos);
+}
+
+TEST(Remote, AnEarlyExitIsNamed) {
+  use_fake();
+  EXPECT_NE(failure_of("exit0").find("exited with status 0 while running exit0"), std::string::npos)
+      << failure_of("exit0");
+}
+
+TEST(Remote, AShortReplyIsNamed) {
+  use_fake();
+  const std::string why = failure_of("short");
+  EXPECT_NE(why.find("exited with status 0"), std::string::npos) << why;
+}
+
+TEST(Remote, OutputOfTheRunnerIsNotAReply) {
+  use_fake();
+  EXPECT_NO_THROW(remote::call_raw("noise", ""));
+}
+
+TEST(Remote, AfterACrashTheTestStopsAndTheNextTestGetsAFreshRunner) {
+  use_fake();
+  (void)failure_of("crash");
+  // The rest of this test cannot go on: its addresses belonged to the runner that crashed.
+  EXPECT_NE(failure_of("ok").find("earlier in this test"), std::string::npos);
+  remote::begin_test(0, 2);  // the next test
+  EXPECT_NO_THROW(remote::call_raw("ok", ""));
+}
+
+TEST(Remote, AMissingRunnerIsReported) {
+  remote::RunnerOptions o;
+  o.path = "/nonexistent/lab01_runner";
+  remote::configure(o);
+  remote::begin_test(0, 1);
+  try {
+    remote::device_status();
+    FAIL() << "no error";
+  } catch (const remote::RunnerError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be run"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

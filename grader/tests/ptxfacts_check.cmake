@@ -1,0 +1,31 @@
+# convlab_ptxfacts on a hand-written PTX sample: the counts it must find, kernel by kernel.
+execute_process(COMMAND "${TOOL}" "${OUT}" "${PTX}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "convlab_ptxfacts failed (${rc}): ${err}")
+endif()
+file(READ "${OUT}" facts)
+function(expect kernel key want)
+  string(JSON got ERROR_VARIABLE e GET "${facts}" kernels "${kernel}" "${key}")
+  if(e OR NOT got EQUAL want)
+    message(FATAL_ERROR "${kernel}.${key}: expected ${want}, got '${got}' ${e}\n${facts}")
+  endif()
+endfunction()
+# The tiled kernel: its own store and barrier, and the two shared loads and the constant load of
+# the device function it calls (the call is split over several lines, as nvcc writes it).
+expect(tiled_kernel ld_shared 2)
+expect(tiled_kernel st_shared 1)
+expect(tiled_kernel barriers 1)
+expect(tiled_kernel ld_const 1)
+expect(tiled_kernel ld_global 1)
+expect(tiled_kernel st_global 1)
+# A predicated constant load counts; an atomic counts as one.
+expect(constant_kernel ld_const 1)
+expect(constant_kernel ld_shared 0)
+expect(constant_kernel barriers 0)
+expect(constant_kernel atomics 1)
+# Only kernels are listed: not the device function, not the extern declaration.
+string(JSON n LENGTH "${facts}" kernels)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "expected 2 kernels, got ${n}:\n${facts}")
+endif()
+message(STATUS "ptxfacts: every count as expected")

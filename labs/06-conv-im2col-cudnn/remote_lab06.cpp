@@ -1,0 +1,82 @@
+// Lab 06's contract, for both processes of its graders: proxies in the judge, the table of the
+// student's functions (and of the grader-owned naive baseline) in the runner. See
+// convlab/remote_contract.hpp.
+#include "baseline_lab06.hpp"
+#include "lab06.hpp"
+
+#include <convlab/remote_contract.hpp>
+
+namespace convlab::remote {
+// cudnn_info()'s result holds a string: sent field by field.
+template <>
+struct Codec<lab06::CudnnInfo> {
+  static void encode(wire::Writer& w, const lab06::CudnnInfo& i) {
+    encode_arg(w, i.algorithm);
+    encode_arg(w, std::uint64_t(i.workspace_bytes));
+    encode_arg(w, i.out_h);
+    encode_arg(w, i.out_w);
+  }
+  static lab06::CudnnInfo decode(wire::Reader& r, ArgContext& c) {
+    lab06::CudnnInfo i;
+    i.algorithm = Codec<std::string>::decode(r, c);
+    i.workspace_bytes = static_cast<std::size_t>(Codec<std::uint64_t>::decode(r, c));
+    i.out_h = Codec<int>::decode(r, c);
+    i.out_w = Codec<int>::decode(r, c);
+    return i;
+  }
+};
+}  // namespace convlab::remote
+
+namespace convlab::lab06 {
+CONVLAB_REMOTE(void, conv_direct,
+               (const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream),
+               (d_x, d_w, d_y, problem, stream))
+CONVLAB_REMOTE(void, im2col, (const float* d_x, int image, float* d_col, const ConvProblem& problem, cudaStream_t stream),
+               (d_x, image, d_col, problem, stream))
+CONVLAB_REMOTE(void, gemm, (const float* d_a, const float* d_b, float* d_c, int m, int n, int kd, cudaStream_t stream),
+               (d_a, d_b, d_c, m, n, kd, stream))
+CONVLAB_REMOTE(void, conv_im2col,
+               (const float* d_x, const float* d_w, float* d_col, float* d_y, const ConvProblem& problem,
+                cudaStream_t stream),
+               (d_x, d_w, d_col, d_y, problem, stream))
+CONVLAB_REMOTE(void, conv_implicit_gemm,
+               (const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream),
+               (d_x, d_w, d_y, problem, stream))
+#ifdef CONVLAB_HAVE_CUDNN
+CONVLAB_REMOTE(CudnnState*, cudnn_create, (const ConvProblem& problem, const float* d_x, const float* d_w, float* d_y),
+               (problem, d_x, d_w, d_y))
+CONVLAB_REMOTE(void, cudnn_forward, (CudnnState* state, const float* d_x, const float* d_w, float* d_y, cudaStream_t stream),
+               (state, d_x, d_w, d_y, stream))
+CONVLAB_REMOTE(CudnnInfo, cudnn_info, (const CudnnState* state), (state))
+#ifdef CONVLAB_JUDGE
+// noexcept: a runner that is gone has freed everything with it.
+void cudnn_destroy(CudnnState* state) noexcept {
+  try {
+    remote::call<void>("cudnn_destroy", state);
+  } catch (...) {
+  }
+}
+#endif
+#endif
+namespace baseline {
+CONVLAB_REMOTE(void, conv_naive,
+               (const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream),
+               (d_x, d_w, d_y, problem, stream))
+}  // namespace baseline
+}  // namespace convlab::lab06
+
+void convlab_remote_entries(convlab::remote::Entries& e) {
+  using namespace convlab::lab06;
+  e.add("conv_direct", &conv_direct);
+  e.add("im2col", &im2col);
+  e.add("gemm", &gemm);
+  e.add("conv_im2col", &conv_im2col);
+  e.add("conv_implicit_gemm", &conv_implicit_gemm);
+#ifdef CONVLAB_HAVE_CUDNN
+  e.add("cudnn_create", &cudnn_create);
+  e.add("cudnn_forward", &cudnn_forward);
+  e.add("cudnn_info", &cudnn_info);
+  e.add("cudnn_destroy", &cudnn_destroy);
+#endif
+  e.add("conv_naive", &convlab::lab06::baseline::conv_naive);  // the grader-owned baseline
+}
