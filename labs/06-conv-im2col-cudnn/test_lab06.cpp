@@ -2,20 +2,28 @@
 // points and thresholds are in grading.json.
 //
 // Every path (direct, im2col + GEMM, implicit GEMM, cuDNN) is checked on the same layers:
-// C and K of 1, 3, 6 and 64, non-square images, filters 1x1 to 9x9 (even sizes too), strides 1
-// to 4, every padding mode, batches of 1 and more, sizes that are no tile multiple. Inputs are
-// random from the printed seed; outputs are poisoned with NaN and fenced with NaN guard zones;
-// the tolerance per output is gamma_{m+1} sum |x w| with m = C R S. On the CPU backend the
-// shapes stay small; the larger ones run on a GPU only.
+// C and K of 1 to 8192, past one tile of the reference in every GEMM dimension, non-square images,
+// filters 1x1 to 9x9 (even sizes too), strides 1 to 4, every padding mode, batches of 1 and more,
+// sizes that are no tile multiple. Inputs are random from the printed seed; outputs are poisoned
+// with NaN and fenced with NaN guard zones; the tolerance per output is gamma_{m+1} sum |x w| with
+// m = C R S; the output must come from kernels on the device, the inputs unchanged. On the CPU
+// backend the shapes stay small; the larger ones run on a GPU only. The technique graders (one
+// layer per slot; rules in technique_lab06.hpp) judge what the runner saw the kernels do; the speed
+// graders time the paths against the naive baseline with a fresh input and a check of every run.
 #include "baseline_lab06.hpp"
 #include "lab06.hpp"
 #include "lab06_golden.hpp"
+#include "technique_lab06.hpp"
 
 #include <convlab/compare.hpp>
 #include <convlab/device_buffer.hpp>
+#include <convlab/evidence.hpp>
 #include <convlab/gpu.hpp>
 #include <convlab/random.hpp>
 #include <convlab/record.hpp>
+#include <convlab/remote.hpp>
+#include <convlab/speed_check.hpp>
+#include <convlab/technique.hpp>
 #include <convlab/testbed.hpp>
 
 #include <gtest/gtest.h>
@@ -23,9 +31,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -214,8 +225,30 @@ std::string report(const Comparison& c, const std::function<std::string(std::siz
   return o.str();
 }
 
+// The calls' records, for the check that kernels on the device computed the output. cuDNN launches
+// its kernels inside its own (shared) library, out of the records' reach: its calls' records cannot
+// say that no kernel ran (their copies and host stores they still show).
+std::vector<remote::CallRecord> device_work_records() {
+  std::vector<remote::CallRecord> calls = remote::calls();
+  for (auto& c : calls)
+    if (c.entry.rfind("cudnn_", 0) == 0) c.evidence.recorded = false;
+  return calls;
+}
+
+// After a run: an error text if the runner saw the output computed anywhere but in kernels on the
+// device (no kernel, a copy from the host into an output, the data read back to the host, host
+// stores to device memory). Work on another stream is noted here (the runner waits for every stream,
+// so the result is right); the speed and technique graders award nothing for it.
+std::string device_work_problems() {
+  if (const std::string why = not_computed_on_device(device_work_records()); !why.empty()) return why;
+  for (const auto& c : remote::calls())
+    if (const std::string w = escaped_work(c.evidence); !w.empty()) std::printf("note: %s\n", w.c_str());
+  return {};
+}
+
 // Runs `fn` once on a poisoned output; an error text if the launch or the run failed.
 std::string run_once(const ConvFn& fn, Layer& L, float* out) {
+  remote::clear_calls();
   try {
     fn(L.dx.data(), L.dw.data(), out, L.p, L.stream.s);
   } catch (const std::exception& e) {
@@ -227,7 +260,17 @@ std::string run_once(const ConvFn& fn, Layer& L, float* out) {
   if (cudaError_t e = cudaStreamSynchronize(L.stream.s); e != cudaSuccess)
     return std::string("the kernel failed while running: ") + cudaGetErrorString(e) +
            " - an illegal address usually means an index outside an array; run it under compute-sanitizer";
-  return {};
+  return device_work_problems();
+}
+
+// Empty if `buffer` still holds `host`; else what changed, for a launcher that wrote an input.
+std::string changed(const GuardedBuffer& buffer, const std::vector<float>& host, const char* name) {
+  const std::vector<float> now = buffer.download();
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < now.size(); ++i) n += std::memcmp(&now[i], &host[i], sizeof(float)) != 0;
+  if (n == 0) return {};
+  return "the launcher changed its input (" + std::to_string(n) + " of " + std::to_string(now.size()) +
+         " elements of " + name + "): the inputs are const, and the output must be computed from them as given";
 }
 
 bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when) {
@@ -236,6 +279,11 @@ bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when) {
     ADD_FAILURE() << when << err << "\nlayer: " << shape_text(L.p);
     return false;
   }
+  for (const auto& [buffer, host, name] : {std::tuple{&L.dx, &L.x, "d_x"}, std::tuple{&L.dw, &L.w, "d_w"}})
+    if (const std::string why = changed(*buffer, *host, name); !why.empty()) {
+      ADD_FAILURE() << when << why << "\nlayer: " << shape_text(L.p);
+      return false;
+    }
   const std::vector<float> got = L.dy.download();
   const ConvProblem p = L.p;
   const Comparison c = compare(got, L.g, Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
@@ -291,6 +339,9 @@ void cudnn_path(const float* x, const float* w, float* y, const ConvProblem& p, 
                              std::to_string(info.out_w) + ", the layer's is " + std::to_string(p.out_h()) + " x " +
                              std::to_string(p.out_w()) + ": take it from cudnnGetConvolution2dForwardOutputDim");
   std::printf("cuDNN chose %s, workspace %zu bytes\n", info.algorithm.c_str(), info.workspace_bytes);
+  // cudnnFindConvolutionForwardAlgorithmEx in cudnn_create() writes y while it times the algorithms:
+  // y is poisoned again, so that the output checked is cudnn_forward's.
+  CONVLAB_CUDA_CHECK(cudaMemsetAsync(y, 0xFF, p.output_elements() * sizeof(float), s));
   lab06::cudnn_forward(st, x, w, y, s);
   CONVLAB_CUDA_CHECK(cudaStreamSynchronize(s));
 }
@@ -307,11 +358,16 @@ void check_im2col(const Case& cs) {
   dx.upload(x);
   dcol.poison();
   Stream st;
+  remote::clear_calls();
   try {
     lab06::im2col(dx.data(), image, dcol.data(), p, st.s);
     CONVLAB_CUDA_CHECK(cudaStreamSynchronize(st.s));
   } catch (const std::exception& e) {
     ADD_FAILURE() << "im2col failed: " << e.what();
+    return;
+  }
+  if (const std::string why = device_work_problems(); !why.empty()) {
+    ADD_FAILURE() << "im2col of image " << image << ", layer " << shape_text(p) << ": " << why;
     return;
   }
   const std::vector<float> got = dcol.download();
@@ -353,7 +409,8 @@ struct GemmCase {
   }
 };
 
-void check_gemm(const GemmCase& gc) {
+// Checks gemm() on one size; true if it is right.
+bool check_gemm(const GemmCase& gc) {
   const std::vector<float> a = random_floats(std::size_t(gc.m) * gc.kd, current_seed());
   const std::vector<float> b = random_floats(std::size_t(gc.kd) * gc.n, current_seed() ^ kFilterStream);
   const Golden g = lab06::gemm_golden(a, b, gc.m, gc.n, gc.kd);
@@ -362,17 +419,22 @@ void check_gemm(const GemmCase& gc) {
   db.upload(b);
   dc.poison();
   Stream st;
+  remote::clear_calls();
   try {
     lab06::gemm(da.data(), db.data(), dc.data(), gc.m, gc.n, gc.kd, st.s);
     CONVLAB_CUDA_CHECK(cudaStreamSynchronize(st.s));
   } catch (const std::exception& e) {
     ADD_FAILURE() << "gemm failed: " << e.what();
-    return;
+    return false;
+  }
+  if (const std::string why = device_work_problems(); !why.empty()) {
+    ADD_FAILURE() << "gemm " << gc.m << " x " << gc.n << " x " << gc.kd << ": " << why;
+    return false;
   }
   const std::vector<float> got = dc.download();
   const Comparison c = compare(got, g, Grid{gc.n, gc.m, 0});
   const std::string guards = dc.check_guards();
-  if (c.ok() && guards.empty()) return;
+  if (c.ok() && guards.empty()) return true;
   const auto where = [&](std::size_t i) {
     return "C[" + std::to_string(i / gc.n) + "][" + std::to_string(i % gc.n) + "]";
   };
@@ -382,33 +444,155 @@ void check_gemm(const GemmCase& gc) {
                 << (guards.empty() ? ""
                                    : "hint: the GEMM stored outside C: guard the stores of a tile that hangs over the "
                                      "last row or column (row < m && column < n)\n");
+  return false;
 }
 
 // --- speed ----------------------------------------------------------------------------------------
 
-void check_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader) {
+// The tolerance of the check of every timed output against the baseline's output for the same
+// fresh input. The speed grader refills x with uniform floats in [-1, 1) before each pair, so
+// |x| <= 1, and output y[n][k][p][q] is a float32 dot product of at most m = C R S terms x w_k (the
+// padding adds exact zeros) with sum |x w| <= sum_{c,r,s} |w[k][c][r][s]| =: W_k. Computed in any
+// order (split into slices and added with atomics included), each kernel's result lies within
+// gamma_{m+1} W_k of the exact value, the bound the correctness graders allow (tolerance_for()), so
+// the student's and the baseline's differ by at most twice that. The check takes one tolerance for
+// all outputs: the bound of the filter with the largest W_k. It stays far below what a result kept
+// from another input is off by: the difference of two outputs of independent inputs has a standard
+// deviation of sqrt(2/3 sum w^2) >= sqrt(2/3) W_k / sqrt(m), at least 170 times 2 gamma_{m+1} W_k on
+// the timed layers (m = 216, 576 and 1152).
+double timed_tolerance(const Layer& L) {
+  const std::size_t taps = lab06::im2col_rows(L.p);
+  double largest = 0;
+  for (int k = 0; k < L.p.k; ++k) {
+    double sum = 0;
+    for (std::size_t i = 0; i < taps; ++i) sum += std::fabs(double(L.w[std::size_t(k) * taps + i]));
+    largest = std::max(largest, sum);
+  }
+  return 2 * tolerance_for(largest, int(taps));
+}
+
+void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader) {
   Layer L(cs.problem(), current_seed());
   if (!run_and_compare(candidate, L, "speed not measured, the kernel is wrong on the timed layer: ")) return;
-  DeviceBuffer<float> base_out(L.p.output_elements());
+  const ConvProblem p = L.p;
+  DeviceBuffer<float> base_out(p.output_elements());
   SpeedPolicy policy;
   policy.threshold = grader.threshold;
-  const ConvProblem p = L.p;
+  SpeedSetup setup;
+  setup.baseline = [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); };
+  setup.candidate = [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); };
   // The output is poisoned before every timed run, outside the timed region.
-  // CONVLAB_SPEED_REPEAT=N makes N independent decisions on the same data (the worst counts).
-  const SpeedVerdict v = check_speedup_repeated(
-      [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); },
-      [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); }, policy,
-      cs.name() + " vs the naive direct baseline (one thread per output)",
-      [&](cudaStream_t s) { CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * 4, s)); });
+  setup.prepare = [&](cudaStream_t s) {
+    CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * sizeof(float), s));
+  };
+  setup.stream = L.stream.s;
+  // A fresh input x before every pair (the filters stay), and every timed output checked against the
+  // baseline's for that input: a result kept from an earlier call, or work skipped, fails.
+  setup.refresh.address = reinterpret_cast<std::uintptr_t>(L.dx.data());
+  setup.refresh.count = p.input_elements();
+  setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(L.dy.data()),
+                                 reinterpret_cast<std::uintptr_t>(base_out.get()), p.output_elements(),
+                                 timed_tolerance(L)};
+  // The least DRAM traffic of the layer: x and w read once, y written once.
+  setup.ideal_bytes = 4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
+  // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
+  const SpeedVerdict v =
+      convlab::check_speed(setup, policy, cs.name() + " vs the naive direct baseline (one thread per output)");
   record_speed(v, grader.threshold);
-  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const Comparison after = compare(L.dy.download(), L.g, Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
-  if (!after.ok()) {
-    ADD_FAILURE() << "the output of the last timed run is wrong: every call must compute the whole layer";
-    return;
-  }
   EXPECT_TRUE(v.passed) << v.message;
 }
+
+// --- technique ------------------------------------------------------------------------------------
+
+constexpr const char* kFixCorrectnessFirst = ": the technique is checked on a correct output; fix correctness first";
+
+// A conv path's technique: it runs on the layer (its output must be right), then `rule` judges what
+// the runner saw (convlab/technique.hpp).
+void check_conv_technique(const std::string& slot, const ConvFn& fn, const Case& cs, const std::string& asks,
+                          const TechniqueRule& rule) {
+  Layer L(cs.problem(), current_seed());
+  if (!run_and_compare(fn, L, "")) {
+    ADD_FAILURE() << slot << kFixCorrectnessFirst;
+    return;
+  }
+  expect_technique(slot, asks, rule, double(L.p.output_elements()), double(lab06::im2col_rows(L.p)));
+}
+
+// What d_col holds after conv_im2col(): empty if it is the column matrix of one of the images (which
+// one stays there depends on the design: the reference's is the last image's), else what it holds.
+// Read on every backend: it needs no record of the kernels.
+std::string column_matrix_seen(const Layer& L, const GuardedBuffer& col) {
+  const ConvProblem& p = L.p;
+  if (std::string guards = col.check_guards(); !guards.empty())
+    return "d_col, a buffer of im2col_workspace_floats() = " + std::to_string(col.size()) + " floats: " + guards;
+  const std::vector<float> got = col.download();
+  const int rows = int(lab06::im2col_rows(p)), cols = int(lab06::im2col_cols(p)), Q = p.out_w();
+  std::optional<Comparison> closest;
+  int closest_image = 0;
+  for (int image = 0; image < p.n; ++image) {
+    const Comparison c = compare(got, lab06::im2col_golden(L.x, image, p), Grid{cols, rows, 0}, 1);
+    if (c.ok()) return {};
+    if (c.unwritten == c.checked)
+      return "d_col was never written (it still holds the NaN it was filled with): the layer was not computed "
+             "through the column matrix";
+    if (!closest || c.wrong < closest->wrong) closest = c, closest_image = image;
+  }
+  const Mismatch& m = closest->first.front();
+  const int row = int(m.index / cols), column = int(m.index % cols);
+  std::ostringstream o;
+  o << "d_col holds the column matrix of no image: " << closest->wrong << " of its " << rows << " x " << cols
+    << " elements differ from image " << closest_image << "'s (the closest), the first col[" << row << "][" << column
+    << "] (tap c=" << row / (p.r * p.s) << ", r=" << row / p.s % p.r << ", s=" << row % p.s << " of output p="
+    << column / Q << ", q=" << column % Q << "): ";
+  if (m.unwritten) o << "never written";
+  else o << "got " << m.got;
+  o << ", expected " << m.expected;
+  return o.str();
+}
+
+// im2col + GEMM's technique: the grader's d_col (im2col_workspace_floats(), NaN-filled before the
+// call) must hold an image's column matrix after it, as the contract documents, and `rule` must hold.
+void check_im2col_gemm_technique(const Case& cs, const std::string& asks, const TechniqueRule& rule) {
+  Layer L(cs.problem(), current_seed());
+  GuardedBuffer col(lab06::im2col_workspace_floats(L.p), kGuard);
+  col.poison();
+  const ConvFn fn = [&col](const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
+    lab06::conv_im2col(x, w, col.data(), y, p, s);
+  };
+  if (!run_and_compare(fn, L, "")) {
+    ADD_FAILURE() << "im2col_gemm" << kFixCorrectnessFirst;
+    return;
+  }
+  const double outputs = double(L.p.output_elements()), taps = double(lab06::im2col_rows(L.p));
+  std::string found = column_matrix_seen(L, col);
+  if (found.empty()) {
+    expect_technique("im2col_gemm", asks, rule, outputs, taps);
+    return;
+  }
+  const TechniqueView v(remote::calls(), outputs, taps);
+  if (!v.blind()) {
+    std::printf("im2col_gemm: %s\n", v.traffic().c_str());
+    if (const std::string more = all_of({rule, on_given_stream()})(v); !more.empty()) found += "; " + more;
+  }
+  ADD_FAILURE() << "im2col_gemm: " << found << "; the lab asks for " << asks;
+}
+
+#ifdef CONVLAB_HAVE_CUDNN
+// The cuDNN path's technique: cudnn_forward's output comes from cuDNN (see technique::from_cudnn()).
+void check_cudnn_technique(const Case& cs, const std::string& asks) {
+  Layer L(cs.problem(), current_seed());
+  if (!run_and_compare(cudnn_path, L, "")) {
+    ADD_FAILURE() << "cudnn" << kFixCorrectnessFirst;
+    return;
+  }
+  for (const auto& c : remote::calls())
+    if (!c.evidence.recorded)
+      GTEST_SKIP() << "technique not checked: this runner records no launches (" << remote::options().path << ")";
+  const int y_arg = 3;  // cudnn_forward(state, d_x, d_w, d_y, stream): d_y is its fourth pointer
+  if (const std::string found = technique::from_cudnn(remote::calls(), y_arg); !found.empty())
+    ADD_FAILURE() << "cudnn: " << found << "; the lab asks for " << asks;
+}
+#endif
 
 // --- the cases ------------------------------------------------------------------------------------
 
@@ -434,6 +618,14 @@ const Case kCases[] = {
     {2, 64, 20, 23, 64, 3, 3, 1, 1, kPad, 1, 1},  // naive: a ResNet-like layer, several 128 x 128 GEMM tiles
     {1, 6, 70, 300, 6, 6, 6, 1, 1, kValid},       // the blog's layer on a 70 x 300 image
     {2, 5, 9, 13, 100, 3, 3, 1, 1, kSame},        // K = 100: more than one 64- or 128-row GEMM tile
+    // Past one tile of the reference in each GEMM dimension (M = K filters, N = the outputs, C R S
+    // taps): implicit GEMM tiles of 64 x 256 (K <= 64) or 128 x 128 with a gather table of 512 taps,
+    // im2col's GEMM tiles of 64 x 64 and BK = 16, im2col's rows on grid.y (at most 65535), the
+    // direct strip kernel's 8 filters and 128 columns per block.
+    {1, 130, 9, 11, 130, 3, 3, 1, 1, kSame},       // K = 130: two 128-row tiles (three of 64); C R S = 1170: three tables
+    {2, 20, 14, 15, 150, 3, 3, 1, 1, kPad, 1, 1},  // K = 150, N P Q = 420: 2 x 4 tiles of 128 x 128
+    {1, 8192, 3, 3, 2, 3, 3, 1, 1, kSame},         // C R S = 73728 > 65535 column-matrix rows; one output tile
+    {1, 3, 19, 133, 20, 5, 5, 1, 1, kSame},        // strip kernel: 20 filters in 3 groups of 8, 133 columns in 2 tiles
 };
 // GPU only: real layers, larger than any tile and (the first) than the L2 cache.
 const Case kGpuCases[] = {
@@ -450,10 +642,56 @@ const GemmCase kGpuGemmCases[] = {{64, 3136, 576}, {1000, 1001, 999}};
 const Case kIm2colCases[] = {
     {1, 1, 1, 1, 1, 1, 1, 1, 1, kValid}, {2, 3, 7, 5, 1, 3, 3, 1, 1, kSame},   {1, 6, 20, 31, 3, 5, 5, 2, 2, kSame},
     {2, 1, 33, 7, 3, 7, 7, 3, 3, kPad, 3, 2}, {1, 3, 16, 19, 6, 3, 2, 4, 3, kValid},
+    {2, 8192, 3, 3, 2, 3, 3, 1, 1, kSame},  // 73728 rows: more than a grid's y can carry (65535)
 };
 // Speed: the blog's layer at batch 1 and 16 (direct), the ResNet layer (implicit GEMM).
 const Case kSpeedDirect[] = {{1, 6, 768, 512, 6, 6, 6, 1, 1, kValid}, {16, 6, 768, 512, 6, 6, 6, 1, 1, kValid}};
 const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8, 128, 28, 28, 128, 3, 3, 1, 1, kPad, 1, 1}};
+// Technique: one layer per slot, of the kind its technique is for. direct: few channels and
+// filters at stride 1, the layers of seed article 004 (the blog's layer, shrunk). The GEMM paths: a
+// GEMM of M = K = 32, N = N P Q = 1152 and C R S = 72 terms, several tiles of any design, cheap on
+// the CPU backend; C R S / K = 2.25: writing a column matrix would add 2.25 stores per output.
+const Case kTechniqueDirect = {1, 6, 36, 140, 6, 6, 6, 1, 1, kValid};
+const Case kTechniqueGemmLayer = {2, 8, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
+const GemmCase kTechniqueGemm = {100, 300, 200};
+
+// --- the technique rules' own tests: launches as the runner records them -------------------------
+
+// A launch of `blocks` blocks of 256 threads holding `shared` bytes of shared memory per block.
+KernelFacts fake_launch(const std::string& name, unsigned blocks, std::uint64_t shared) {
+  KernelFacts k;
+  k.launch.name = name;
+  k.launch.grid[0] = blocks;
+  k.launch.block[0] = 256;
+  k.launch.static_shared = shared;
+  return k;
+}
+// The same with the facts of its compiled code (a GPU build).
+KernelFacts with_code(KernelFacts k, long ld_shared, long st_shared, long barriers) {
+  CodeFacts c;
+  c.ld_shared = ld_shared;
+  c.st_shared = st_shared;
+  c.barriers = barriers;
+  k.code = c;
+  return k;
+}
+// The same with execution counts, per output of `outputs` (the CPU backend).
+KernelFacts with_counts(KernelFacts k, double outputs, double global_loads, double shared_loads, double shared_stores,
+                        double barriers, double global_stores = 1) {
+  k.launch.counted = true;
+  k.launch.global_loads = std::uint64_t(global_loads * outputs);
+  k.launch.global_stores = std::uint64_t(global_stores * outputs);
+  k.launch.shared_loads = std::uint64_t(shared_loads * outputs);
+  k.launch.shared_stores = std::uint64_t(shared_stores * outputs);
+  k.launch.barriers = std::uint64_t(barriers * outputs);
+  return k;
+}
+remote::CallRecord fake_call(const std::string& entry, std::vector<KernelFacts> kernels = {}) {
+  remote::CallRecord c;
+  c.entry = entry;
+  for (auto& k : kernels) c.evidence.launches.push_back(k.launch);
+  return c;
+}
 
 void register_lab06(Registry& reg) {
   std::vector<Case> cases(std::begin(kCases), std::end(kCases));
@@ -481,13 +719,71 @@ void register_lab06(Registry& reg) {
 
   const LabSpec& spec = reg.spec();
   for (const Case& c : kSpeedDirect)
-    reg.gpu("speedup", "direct", c.name(), [c, &spec] { check_speed(direct, c, spec.grader("speedup.direct")); });
+    reg.gpu("speedup", "direct", c.name(), [c, &spec] { check_layer_speed(direct, c, spec.grader("speedup.direct")); });
   for (const Case& c : kSpeedImplicit)
     reg.gpu("speedup", "implicit_gemm", c.name(),
-            [c, &spec] { check_speed(implicit_gemm, c, spec.grader("speedup.implicit_gemm")); });
+            [c, &spec] { check_layer_speed(implicit_gemm, c, spec.grader("speedup.implicit_gemm")); });
   for (const Case& c : kSpeedImplicit)
     reg.gpu("speedup", "im2col_gemm", c.name(),
-            [c, &spec] { check_speed(im2col_gemm(false), c, spec.grader("speedup.im2col_gemm")); });
+            [c, &spec] { check_layer_speed(im2col_gemm(false), c, spec.grader("speedup.im2col_gemm")); });
+
+  // --- technique: what each slot teaches (technique_lab06.hpp has the rules and their bounds) -------
+  namespace tech = lab06::technique;
+  {
+    const ConvProblem p = kTechniqueDirect.problem();
+    const double taps = double(lab06::im2col_rows(p));
+    reg.gpu("technique", "direct", kTechniqueDirect.name(), [taps, p] {
+      check_conv_technique("direct", direct, kTechniqueDirect,
+                           "for layers with few channels and filters (seed article 004): an input tile in shared "
+                           "memory, one channel at a time, a __syncthreads() before it is read, and several outputs "
+                           "per thread (filters x columns), the filters from shared or constant memory",
+                           all_of({tech::tiled(tech::input_tile_spec(taps, p.k)), outputs_per_thread(4)}));
+    });
+  }
+  {
+    const ConvProblem p = kTechniqueGemmLayer.problem();
+    const double crs = double(lab06::im2col_rows(p));
+    reg.gpu("technique", "im2col_gemm", kTechniqueGemmLayer.name(), [crs] {
+      check_im2col_gemm_technique(
+          kTechniqueGemmLayer,
+          "im2col into d_col (the column matrix of C R S x P Q floats, as documented), then a tiled GEMM that "
+          "reads it: tiles of both operands staged in shared memory, a __syncthreads() before they are read",
+          all_of({tech::kernels_at_least(2, "im2col + GEMM takes a kernel that writes d_col and a GEMM kernel that "
+                                            "reads it"),
+                  tech::tiled(tech::gemm_tiles_spec(crs))}));
+    });
+    reg.gpu("technique", "implicit_gemm", kTechniqueGemmLayer.name(), [crs, p] {
+      check_conv_technique("implicit_gemm", implicit_gemm, kTechniqueGemmLayer,
+                           "the GEMM of im2col + GEMM with each tile of the column matrix gathered from x into shared "
+                           "memory (no column matrix in device memory, no cudaMalloc), a __syncthreads() before the "
+                           "tiles are read, and several outputs per thread (a register tile)",
+                           all_of({tech::no_column_matrix(crs, p.k), tech::tiled(tech::gemm_tiles_spec(crs)),
+                                   outputs_per_thread(4)}));
+    });
+  }
+  reg.gpu("technique", "gemm", kTechniqueGemm.name(), [] {
+    if (!check_gemm(kTechniqueGemm)) {
+      ADD_FAILURE() << "gemm" << kFixCorrectnessFirst;
+      return;
+    }
+    expect_technique("gemm",
+                     "a tiled SGEMM: per step of the dot product, a tile of A and a tile of B staged in shared "
+                     "memory, with a __syncthreads() before they are read",
+                     tech::tiled(tech::gemm_tiles_spec(kTechniqueGemm.kd)),
+                     double(kTechniqueGemm.m) * kTechniqueGemm.n, double(kTechniqueGemm.kd));
+  });
+#ifdef CONVLAB_HAVE_CUDNN
+  reg.gpu("technique", "cudnn", kTechniqueGemmLayer.name(), [] {
+    check_cudnn_technique(kTechniqueGemmLayer,
+                          "the layer computed by cudnnConvolutionForward in cudnn_forward (cuDNN's kernels), with no "
+                          "kernel of your own and no copy into y");
+  });
+#else
+  reg.gpu("technique", "cudnn", "not_built", [] {
+    GTEST_SKIP() << "cuDNN was not found when this build was configured (the CPU backend never has it): "
+                    "conv_cudnn.cu is compiled and graded only on a machine with an NVIDIA GPU and cuDNN";
+  });
+#endif
 
   // --- CPU: the shape function, and the launchers refusing bad layers -----------------------------
   reg.cpu("cpu", "shape", "output_size_and_padding_modes", [] {
@@ -544,6 +840,121 @@ void register_lab06(Registry& reg) {
     EXPECT_THROW(lab06::gemm(nullptr, nullptr, nullptr, 0, 4, 4, nullptr), std::invalid_argument);
     ConvProblem zero_stride{1, 1, 8, 8, 1, 3, 3, 0, 1, 0, 0};
     EXPECT_THROW(lab06::conv_direct(nullptr, nullptr, nullptr, zero_stride, nullptr), std::invalid_argument);
+  });
+  // The technique rules on launches such as a GPU build (code facts) or the CPU backend (counts)
+  // records them: the reference's designs pass, the evasions fail with what was seen.
+  reg.cpu("cpu", "technique", "gemm_tiles_from_code", [] {
+    namespace tech = lab06::technique;
+    const double outputs = 32 * 1152, kd = 72;  // kTechniqueGemmLayer
+    const auto spec = tech::gemm_tiles_spec(kd);
+    const KernelFacts gemm = with_code(fake_launch("gemm_kernel", 9, 8448), 8, 2, 2);
+    const KernelFacts naive = with_code(fake_launch("conv_direct_naive", 144, 0), 0, 0, 0);
+    const KernelFacts im2col = with_code(fake_launch("im2col_kernel", 144, 0), 0, 0, 0);
+    EXPECT_EQ(tech::tiled_kernel({im2col, gemm}, outputs, spec), "");
+    EXPECT_EQ(tech::tiled_kernel({naive}, outputs, spec),
+              "conv_direct_naive keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code)");
+    // A decoy: a few bytes of shared memory with a barrier; 144 blocks of 256 outputs need 32 sqrt(256) B.
+    const KernelFacts decoy = with_code(fake_launch("decoy_kernel", 144, 128), 1, 1, 1);
+    EXPECT_EQ(tech::tiled_kernel({im2col, decoy}, outputs, spec),
+              "decoy_kernel holds 128 B of shared memory per block, for about 256 outputs per block: the two operand "
+              "tiles for them need at least 512 B (a BM x BK tile of A and a BK x BN tile of B per step of BK >= 4 "
+              "terms)");
+    EXPECT_NE(tech::tiled_kernel({with_code(fake_launch("gemm_kernel", 9, 8448), 8, 2, 0)}, outputs, spec)
+                  .find("gemm_kernel never waits at a barrier"),
+              std::string::npos);
+    // One kernel launched once per image counts with all its blocks: 2 x 5 blocks of about 3686 outputs.
+    const KernelFacts half = with_code(fake_launch("gemm_kernel", 5, 1024), 8, 2, 2);
+    EXPECT_NE(tech::tiled_kernel({half, half}, outputs, spec).find("for about 3686 outputs per block"),
+              std::string::npos);
+    EXPECT_EQ(tech::group_kernels({half, im2col, half}).size(), 2u);
+    EXPECT_EQ(tech::group_kernels({half, im2col, half})[0].blocks, 10u);
+    EXPECT_EQ(tech::tiled_kernel({}, outputs, spec), "no kernel was launched");
+    EXPECT_EQ(tech::tiled_kernel({fake_launch("library_kernel", 9, 0)}, outputs, spec),
+              "no record of the kernels' code or memory accesses");
+  });
+  reg.cpu("cpu", "technique", "gemm_tiles_from_counts", [] {
+    namespace tech = lab06::technique;
+    const double outputs = 32 * 1152, kd = 72;
+    const auto spec = tech::gemm_tiles_spec(kd);
+    // The reference's GEMM: 5 steps of (64 + 64) x 16 loads per block of 64 x 64: about 5 per output.
+    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("gemm_kernel", 18, 8448), outputs, 5, 36, 4, 0.4)},
+                                 outputs, spec),
+              "");
+    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("conv_direct_naive", 144, 0), outputs, 144, 0, 0, 0)},
+                                 outputs, spec),
+              "conv_direct_naive keeps no tile in shared memory (0 shared loads, 0 shared stores and 0 barriers per "
+              "output)");
+    // A decoy tile that the operands bypass: its loads still come from global memory.
+    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("decoy_kernel", 18, 8448), outputs, 144, 1, 1, 1)}, outputs,
+                                 spec),
+              "decoy_kernel made 144 global loads per output (at most 18 for staged tiles: a dot product of 72 terms "
+              "loads 2 x 72 values per output from global memory when each thread reads its own operands; staged "
+              "tiles reused by 8 or more outputs bring it under 18)");
+  });
+  reg.cpu("cpu", "technique", "input_tile", [] {
+    namespace tech = lab06::technique;
+    const double outputs = 6 * 31 * 135, taps = 216;  // kTechniqueDirect: K = 6 filters of 6 x 6 x 6
+    const auto spec = tech::input_tile_spec(taps, 6);
+    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("conv_direct_strip", 8, 12256), outputs, 3.8, 80, 1, 0.1)},
+                                 outputs, spec),
+              "");
+    EXPECT_NE(tech::tiled_kernel({with_code(fake_launch("small_tile", 8, 256), 4, 4, 2)}, outputs, spec)
+                  .find("holds 256 B of shared memory per block, for about 3139 outputs per block: an input tile for "
+                        "them need at least 523 B"),
+              std::string::npos);
+    EXPECT_NE(tech::tiled_kernel({with_counts(fake_launch("conv_direct_naive", 99, 0), outputs, 432, 0, 0, 0)},
+                                 outputs, spec)
+                  .find("keeps no tile in shared memory"),
+              std::string::npos);
+  });
+  reg.cpu("cpu", "technique", "tile_bounds_hold_for_textbook_tiles", [] {
+    namespace tech = lab06::technique;
+    // (BM + BN) BK floats staged per step; the bound must hold for every tile shape with BK >= 4.
+    const int tiles[][3] = {{16, 16, 16}, {32, 32, 32}, {64, 64, 16}, {64, 256, 8}, {128, 128, 8}, {128, 64, 4}, {8, 8, 4}};
+    for (const auto& [bm, bn, bk] : tiles)
+      EXPECT_GE(4.0 * (bm + bn) * bk, tech::gemm_tile_min_bytes(double(bm) * bn, 0)) << bm << " x " << bn << " x " << bk;
+    EXPECT_DOUBLE_EQ(tech::gemm_tile_min_bytes(64 * 64, 0), 4.0 * (64 + 64) * 4);  // equality: square tiles, BK = 4
+    // An input tile covers at least the positions of the block's outputs (stride 1).
+    EXPECT_LE(tech::input_tile_min_bytes(8.0 * 128 * 6, 6), 4.0 * (8 + 5) * (128 + 5));
+  });
+  reg.cpu("cpu", "technique", "no_column_matrix", [] {
+    namespace tech = lab06::technique;
+    const double outputs = 32 * 1152, crs = 72, k = 32;
+    remote::CallRecord call = fake_call("conv_implicit_gemm");
+    EXPECT_EQ(tech::no_column_buffer({call}, {}, false, outputs, crs, k), "");
+    call.evidence.allocations = 1;
+    call.evidence.allocated_bytes = 72 * 576 * 4;
+    EXPECT_EQ(tech::no_column_buffer({call}, {}, false, outputs, crs, k),
+              "the launcher allocated 0.166 MB of device memory with cudaMalloc (1 allocations; the column matrix of "
+              "this layer is 0.332 MB)");
+    // Counts: im2col's stores (C R S per column, N P Q columns) on top of the GEMM's one per output.
+    const auto im2col = with_counts(fake_launch("im2col_kernel", 288, 0), outputs, 1, 0, 0, 0, 2.25);
+    const auto gemm = with_counts(fake_launch("gemm_kernel", 18, 8448), outputs, 5, 36, 4, 0.4, 1);
+    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {im2col, gemm}, true, outputs, crs, k),
+              "the kernels stored 3.25 values to global memory per output: the output takes 1, a column matrix of C "
+              "R S x N P Q floats adds C R S / K = 2.25");
+    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {gemm}, true, outputs, crs, k), "");
+  });
+  reg.cpu("cpu", "technique", "from_cudnn_and_kernel_count", [] {
+    namespace tech = lab06::technique;
+    const auto own = fake_launch("implicit_gemm_kernel<64, 256>", 10, 20736);
+    // cudnn_create's launches (none recorded in practice) do not count; cudnn_forward's do.
+    EXPECT_EQ(tech::from_cudnn({fake_call("cudnn_create", {own}), fake_call("cudnn_forward")}, 3), "");
+    EXPECT_EQ(tech::from_cudnn({fake_call("cudnn_forward", {own, own})}, 3),
+              "cudnn_forward launched implicit_gemm_kernel<64, 256> itself (cuDNN's kernels are launched inside the "
+              "cuDNN library and are never among the launches recorded here)");
+    remote::CallRecord copy = fake_call("cudnn_forward");
+    wire::Transfer t;
+    t.kind = wire::Transfer::Kind::on_device;
+    t.dst_arg = 1;  // into x's buffer: not the output
+    copy.evidence.transfers.push_back(t);
+    EXPECT_EQ(tech::from_cudnn({copy}, 3), "");
+    copy.evidence.transfers.back().dst_arg = 3;
+    EXPECT_EQ(tech::from_cudnn({copy}, 3), "cudnn_forward copied data into d_y (1 cudaMemcpy calls)");
+    EXPECT_EQ(tech::from_cudnn({fake_call("cudnn_create")}, 3), "cudnn_forward was not called (a harness error)");
+    const auto naive = fake_launch("conv_direct_naive", 144, 0);
+    EXPECT_EQ(tech::kernel_count({naive}, 2, "why"), "1 kernel launch (conv_direct_naive): why");
+    EXPECT_EQ(tech::kernel_count({naive, naive}, 2, "why"), "");
   });
   reg.cpu("cpu", "golden", "worked_by_hand", [] {
     // x: one image, 2 channels of 3 x 3 (channel 0: 1..9, channel 1: all 1); one 2 x 2 filter per
