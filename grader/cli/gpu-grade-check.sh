@@ -6,8 +6,10 @@
 # solution, a corrupt tarball), compares every score with
 # fixtures/expected-gpu.json, prints the time per submission, and grades the
 # correct submission once more under compute-sanitizer memcheck.
-# Outputs in $OUT (default ./gpu-logs/grade), at most 6 files:
-#   summary.txt  build.log  grade-console.log  sanitize-console.log  grade-out.tgz  sanitize-out.tgz
+# Then grades the exploit corpus (grader/cli/tests/exploits/) against exploits/expected-gpu.json.
+# Outputs in $OUT (default ./gpu-logs/grade), at most 8 files:
+#   summary.txt  build.log  grade-console.log  exploits-console.log  sanitize-console.log
+#   grade-out.tgz  exploits-out.tgz  sanitize-out.tgz
 #
 #   grader/cli/gpu-grade-check.sh   (SANITIZE=0 skips the memcheck run; CALIBRATE=1 also runs
 #                                    convlab calibrate and keeps calibration.json)
@@ -61,6 +63,20 @@ sed -n '/^student /,/^outputs:/p' "$OUT/grade-console.log" >>"$summary"
 sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/grade-console.log" >>"$summary"
 grep -E '^\[[0-9]+/[0-9]+\]' "$OUT/grade-console.log" >>"$summary"
 tar -czf "$OUT/grade-out.tgz" -C "$work" --exclude=out/work out
+
+# The exploit corpus: one submission per way of cheating, each must earn nothing on its target.
+mkdir -p "$work/exploits"
+cmake -DROOT="$root" -DOUT="$work/exploits" -DSPEC=exploits -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
+exploits=("$work"/exploits/*)
+t=$SECONDS
+"$convlab" grade "${exploits[@]}" --labs lab01,lab03 --out "$work/out-exploits" --jobs $jobs --test-timeout 60 \
+  --expect "$root/grader/cli/tests/exploits/expected-gpu.json" 2>&1 | tee "$OUT/exploits-console.log"
+erc=${PIPESTATUS[0]}
+note "exploits: rc=$erc (0: every exploit earned nothing on its target), ${#exploits[@]} submissions in $((SECONDS - t)) s"
+sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/exploits-console.log" >>"$summary"
+grep -E "runner sandbox:" "$OUT/exploits-console.log" | head -1 >>"$summary"
+[ $erc -eq 0 ] || rc=1
+tar -czf "$OUT/exploits-out.tgz" -C "$work" --exclude=out-exploits/work out-exploits
 
 if [ "${SANITIZE:-1}" = 1 ]; then
   echo '{ "correct": { "lab01": 100 } }' >"$work/expect-sanitize.json"

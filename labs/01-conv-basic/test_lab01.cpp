@@ -32,6 +32,7 @@ const std::vector<Conv2dCase> kConv2dCases = {
     {1, 1, 0},     {1, 1, 2},     {1, 37, 1},    {37, 1, 1},    {5, 3, 4},   {15, 15, 1},
     {16, 16, 2},   {17, 17, 2},   {33, 31, 0},   {100, 75, 3},  {127, 129, 5}, {255, 257, 7},
     {1023, 517, 3}, {4099, 4001, 1},  // 64 MB: larger than the L2 cache
+    {3, 70001, 2},  // taller than 65535 rows: a grid that gives each row its own block in y cannot launch
 };
 
 // Speed: inputs several times the L2 cache; a small and a large radius.

@@ -36,6 +36,7 @@ const std::vector<Conv2dCase> kConv2dCases = {
     {16, 16, 2},    {17, 17, 2},   {33, 31, 0},     {100, 75, 3},  {127, 129, 5}, {255, 257, 7},
     {70, 50, lab02::kMaxRadius},  // a 65 x 65 filter: the full buffer
     {1023, 517, 3}, {4099, 4001, 1},  // 64 MB: larger than the L2 cache
+    {3, 70001, 2},  // taller than 65535 rows: a grid that gives each row its own block in y cannot launch
 };
 
 // Speed: inputs several times the L2 cache; lab 01's radii, so the two labs' results compare.
