@@ -138,7 +138,8 @@ inline std::string bytes_text(double b) {
 /// Some kernel keeps `spec`'s tile in shared memory: it stores to and loads from shared memory, waits
 /// at a barrier, holds at least the bytes the design implies for its blocks and (counts) makes at
 /// most `spec.max_global_loads` global loads per output. `outputs` is what the calls computed.
-/// Empty when one kernel shows all of it; otherwise what the kernel closest to it showed.
+/// Empty when one kernel shows all of it; otherwise what the kernel closest to it showed (every
+/// kernel, when none has a tile at all).
 inline std::string tiled_kernel(const std::vector<KernelFacts>& kernels, double outputs, const TileSpec& spec) {
   if (kernels.empty()) return "no kernel was launched";
   std::string best;
@@ -188,6 +189,7 @@ inline std::string tiled_kernel(const std::vector<KernelFacts>& kernels, double 
       return {};
     }
     if (score > best_score) best = why, best_score = score;
+    else if (score == 0 && best_score == 0) best += "; " + why;  // none has a tile: name them all
   }
   return best.empty() ? "no record of the kernels' code or memory accesses" : best;
 }

@@ -620,11 +620,10 @@ const Case kCases[] = {
     {2, 5, 9, 13, 100, 3, 3, 1, 1, kSame},        // K = 100: more than one 64- or 128-row GEMM tile
     // Past one tile of the reference in each GEMM dimension (M = K filters, N = the outputs, C R S
     // taps): implicit GEMM tiles of 64 x 256 (K <= 64) or 128 x 128 with a gather table of 512 taps,
-    // im2col's GEMM tiles of 64 x 64 and BK = 16, im2col's rows on grid.y (at most 65535), the
-    // direct strip kernel's 8 filters and 128 columns per block.
+    // im2col's GEMM tiles of 64 x 64 and BK = 16; the direct strip kernel's 8 filters and 128 columns
+    // per block. (More rows than im2col's grid.y carries: kIm2colCases, and kGpuCases for every path.)
     {1, 130, 9, 11, 130, 3, 3, 1, 1, kSame},       // K = 130: two 128-row tiles (three of 64); C R S = 1170: three tables
     {2, 20, 14, 15, 150, 3, 3, 1, 1, kPad, 1, 1},  // K = 150, N P Q = 420: 2 x 4 tiles of 128 x 128
-    {1, 8192, 3, 3, 2, 3, 3, 1, 1, kSame},         // C R S = 73728 > 65535 column-matrix rows; one output tile
     {1, 3, 19, 133, 20, 5, 5, 1, 1, kSame},        // strip kernel: 20 filters in 3 groups of 8, 133 columns in 2 tiles
 };
 // GPU only: real layers, larger than any tile and (the first) than the L2 cache.
@@ -636,6 +635,10 @@ const Case kGpuCases[] = {
     {1, 3, 512, 512, 1, 3, 3, 3, 3, kSame},       // the lab report's largest
     {1, 3, 1000, 700, 1, 5, 5, 1, 1, kSame},      // one filter on an image large enough for the strip kernel
     {2, 128, 28, 28, 130, 3, 3, 1, 1, kPad, 1, 1},  // K = 130: two 128-row tiles, the second nearly empty
+    // C R S = 73728 > 65535 column-matrix rows (im2col's grid.y) and one output tile, its taps in up
+    // to 2 x SMs slices. On the CPU backend only the im2col graders take it: its tens of thousands of
+    // blocks, and the slices' thousands of barriers each, cost 10 to 20 s per path there.
+    {1, 8192, 3, 3, 2, 3, 3, 1, 1, kSame},
 };
 const GemmCase kGemmCases[] = {{1, 1, 1}, {6, 54, 27}, {64, 64, 64}, {65, 63, 17}, {3, 1000, 75}, {130, 67, 300}};
 const GemmCase kGpuGemmCases[] = {{64, 3136, 576}, {1000, 1001, 999}};
@@ -734,9 +737,9 @@ void register_lab06(Registry& reg) {
     const double taps = double(lab06::im2col_rows(p));
     reg.gpu("technique", "direct", kTechniqueDirect.name(), [taps, p] {
       check_conv_technique("direct", direct, kTechniqueDirect,
-                           "for layers with few channels and filters (seed article 004): an input tile in shared "
-                           "memory, one channel at a time, a __syncthreads() before it is read, and several outputs "
-                           "per thread (filters x columns), the filters from shared or constant memory",
+                           "an input tile in shared memory for layers with few channels and filters (seed article "
+                           "004), one channel at a time, a __syncthreads() before it is read, and several outputs per "
+                           "thread (filters x columns), the filters from shared or constant memory",
                            all_of({tech::tiled(tech::input_tile_spec(taps, p.k)), outputs_per_thread(4)}));
     });
   }
@@ -855,6 +858,9 @@ void register_lab06(Registry& reg) {
               "conv_direct_naive keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code)");
     // A decoy: a few bytes of shared memory with a barrier; 144 blocks of 256 outputs need 32 sqrt(256) B.
     const KernelFacts decoy = with_code(fake_launch("decoy_kernel", 144, 128), 1, 1, 1);
+    EXPECT_EQ(tech::tiled_kernel({im2col, naive}, outputs, spec),
+              "im2col_kernel keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code); "
+              "conv_direct_naive keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code)");
     EXPECT_EQ(tech::tiled_kernel({im2col, decoy}, outputs, spec),
               "decoy_kernel holds 128 B of shared memory per block, for about 256 outputs per block: the two operand "
               "tiles for them need at least 512 B (a BM x BK tile of A and a BK x BN tile of B per step of BK >= 4 "
