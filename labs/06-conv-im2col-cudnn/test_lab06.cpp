@@ -589,7 +589,7 @@ void check_cudnn_technique(const Case& cs, const std::string& asks) {
     if (!c.evidence.recorded)
       GTEST_SKIP() << "technique not checked: this runner records no launches (" << remote::options().path << ")";
   const int y_arg = 3;  // cudnn_forward(state, d_x, d_w, d_y, stream): d_y is its fourth pointer
-  if (const std::string found = technique::from_cudnn(remote::calls(), y_arg); !found.empty())
+  if (const std::string found = lab06::technique::from_cudnn(remote::calls(), y_arg); !found.empty())
     ADD_FAILURE() << "cudnn: " << found << "; the lab asks for " << asks;
 }
 #endif
