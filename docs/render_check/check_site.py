@@ -2,8 +2,9 @@
 """Loads every HTML page of a generated site in headless Chromium and fails on
 what a reader would see broken: a formula that MathJax could not typeset (the
 red error boxes), a page whose formulas MathJax never processed, an image or
-SVG figure that did not load, or an internal link to a page or anchor that
-does not exist.
+SVG figure that did not load, an internal link to a page or anchor that does
+not exist, or Markdown bold that reached the page as literal ** (Doxygen
+does not recognise bold that starts with code or contains a formula).
 
     check_site.py HTML_DIR [--chromium PATH] [--jobs N] [--timeout SECONDS] [--quiet]
 
@@ -83,6 +84,12 @@ PAGE_PROBE = r"""
     if (!jax || !shown || !/MathJax/.test(shown.className || '')) result.unprocessed += 1;
   }
   if (page_has_tex && result.formulas === 0) result.unprocessed += 1;
+  // Images and figures still loading (the page's load event does not wait for
+  // images added by scripts, such as the search box's): give them a few seconds.
+  const settle = Date.now() + 5000;
+  const pending = () => [...document.images].some(i => !i.complete) ||
+      [...document.querySelectorAll('object[data]')].some(o => !o.contentDocument);
+  while (pending() && Date.now() < settle) await new Promise(r => setTimeout(r, 50));
   // Images: an <img> that did not decode has naturalWidth 0.
   for (const img of document.images) {
     if (!img.complete || img.naturalWidth === 0)
@@ -97,6 +104,20 @@ PAGE_PROBE = r"""
     else if (doc.getElementsByTagName('parsererror').length) why = 'is not well-formed XML';
     else if (doc.documentElement.localName !== 'svg') why = 'is not an SVG document';
     if (why) result.objects.push(obj.getAttribute('data') + ' ' + why);
+  }
+  // Markdown that Doxygen passed through as text: a literal ** in the body of a
+  // page (bold that starts with code or holds a formula is not recognised).
+  result.raw_markdown = [];
+  const reported = new Set();  // one report per element, however many text nodes hold **
+  for (const block of document.querySelectorAll('.textblock')) {
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('pre, code, .fragment, script, .MathJax, .MathJax_Display')) continue;
+      if (!node.textContent.includes('**') || reported.has(node.parentElement)) continue;
+      reported.add(node.parentElement);
+      const text = node.parentElement.textContent, i = text.indexOf('**');
+      result.raw_markdown.push(text.slice(Math.max(0, i - 30), i + 40).trim());
+    }
   }
   for (const a of document.querySelectorAll('a[href]')) result.links.push(a.href);
   for (const el of document.querySelectorAll('[id]')) result.ids.push(el.id);
@@ -300,6 +321,8 @@ def check_page(browser, session, base, page, timeout):
         problems.append(f'MathJax error: {e}')
     if r['unprocessed']:
         problems.append(f'{r["unprocessed"]} formula(s) not typeset by MathJax')
+    for text in r['raw_markdown']:
+        problems.append(f'Markdown not rendered (literal **): "{text}"')
     for src in r['images']:
         problems.append(f'broken image: {src}')
     for o in r['objects']:

@@ -3,7 +3,8 @@
 kind of problem planted in docs/render_check/planted/ (a formula MathJax
 cannot typeset, a page whose MathJax never loads, a missing image, a missing
 SVG figure, an SVG that is not well-formed, a link to a missing page and one to
-a missing anchor), each with the message a reader of the log needs.
+a missing anchor, Markdown bold left as literal **), each with the message a
+reader of the log needs.
 
     selftest.py MATHJAX_DIR [--chromium PATH]
 
@@ -35,6 +36,7 @@ EXPECTED = {
     'bad_svg.html': ['broken figure: not_well_formed.svg is not well-formed XML'],
     'dead_link.html': ['dead link: nowhere.html does not exist',
                        'dead link: good.html#no-such-anchor (no such anchor)'],
+    'raw_markdown.html': ['Markdown not rendered (literal **): "**gridDim.y is at most 65535.**'],
 }
 
 
