@@ -25,18 +25,33 @@
 #                          'expect_asan' if given). A mutant may name the backends
 #                          that catch it for certain ("backends": ["cpu"]); speed
 #                          mutants are left out on the CPU backend.
-# convlab_cuda_sources(<target> <files.cu>...)
+# convlab_cuda_sources(<target> [UNCOUNTED] <files.cu>...)
 #
 # Adds CUDA sources to a target for the configured backend: compiled by nvcc
 # (CONVLAB_BACKEND=cuda), or rewritten by cu2cpp into C++ and compiled by the
 # host compiler (CONVLAB_BACKEND=cpu; a #line directive keeps compiler and
 # sanitizer messages pointing at the .cu file).
+#
+# On the CPU backend the files are also built to count their kernels' memory
+# accesses (convlab_cpu/records.hpp): GCC's -fsanitize=thread instrumentation calls
+# the CPU runtime for every load, store and atomic; no ThreadSanitizer runtime is
+# linked (the CPU runtime defines the __tsan_* functions). UNCOUNTED leaves that out
+# (the harness's own kernels: baselines, helpers), and so does a build with
+# AddressSanitizer, which cannot be combined with it, and -DCONVLAB_CPU_COUNTING=OFF
+# (the records then say that counts are unavailable).
 function(convlab_cuda_sources target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "UNCOUNTED" "" "")
+  set(files ${ARG_UNPARSED_ARGUMENTS})
   if(CONVLAB_BACKEND STREQUAL "cuda")
-    target_sources(${target} PRIVATE ${ARGN})
+    target_sources(${target} PRIVATE ${files})
     return()
   endif()
-  foreach(src IN LISTS ARGN)
+  set(count_accesses OFF)
+  if(NOT ARG_UNCOUNTED AND NOT CONVLAB_SANITIZE STREQUAL "address" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU"
+     AND (NOT DEFINED CONVLAB_CPU_COUNTING OR CONVLAB_CPU_COUNTING))
+    set(count_accesses ON)
+  endif()
+  foreach(src IN LISTS files)
     get_filename_component(abs "${src}" ABSOLUTE)
     get_filename_component(stem "${src}" NAME_WE)
     set(out "${CMAKE_CURRENT_BINARY_DIR}/cpu_backend/${target}/${stem}.cpp")
@@ -45,6 +60,13 @@ function(convlab_cuda_sources target)
       DEPENDS "${abs}" convlab_cu2cpp
       COMMENT "cu2cpp: ${src} for the CPU backend" VERBATIM)
     target_sources(${target} PRIVATE "${out}")
+    if(count_accesses)
+      # Not -fsanitize=kernel-address: its optimiser drops the check of a store to an address
+      # just loaded (out[i] += x would count no store). No calls at function entry and exit.
+      set_source_files_properties("${out}" PROPERTIES
+        COMPILE_OPTIONS "-fsanitize=thread;--param=tsan-instrument-func-entry-exit=0"
+        COMPILE_DEFINITIONS CONVLAB_CPU_COUNT_ACCESSES=1)
+    endif()
   endforeach()
   target_link_libraries(${target} PUBLIC convlab::cuda_runtime)
 endfunction()

@@ -3,10 +3,10 @@
 // See convlab_cpu/launch.hpp.
 #include "convlab_cpu/launch.hpp"
 
+#include "counting.hpp"
 #include "launch_internal.hpp"
 
 #include <boost/context/fiber.hpp>
-
 
 #include <sys/mman.h>
 
@@ -16,16 +16,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 // AddressSanitizer must be told when execution moves to another stack, or it
 // takes a fiber's stack for an overflow of the thread's. These hooks do that
 // (a no-op in other builds); see sanitizer/common_interface_defs.h.
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define CONVLAB_ASAN_FIBERS 1
 #endif
@@ -44,6 +45,7 @@ using detail::tv;
 // ---- settings -------------------------------------------------------------------------------
 std::atomic<int> g_schedule{int(Schedule::shuffle)};
 std::atomic<std::uint64_t> g_schedule_seed{0};
+std::atomic<bool> g_schedule_from_env{true};  // false once a runner fixed the schedule: no setenv changes it
 
 Schedule schedule_from_env(Schedule fallback) {
   const char* env = std::getenv("CONVLAB_CPU_SCHEDULE");
@@ -164,9 +166,83 @@ struct Launch {
   const char* file;
   int line;
   LaunchConfig config;
-  const std::function<void()>* body;
+  detail::KernelInvoker invoke;  // runs one thread of the kernel
+  const void* context;
   Schedule schedule;
   std::uint64_t seed;
+  std::uint64_t serial;     // tells launches apart
+  int max_dynamic_shared;   // the kernel's dynamic shared memory limit (raised above 48 KB or not)
+};
+
+// ---- shared memory ---------------------------------------------------------------------------
+// One host thread's shared memory: the dynamic shared memory of the launch first, then the
+// static __shared__ variables of the running block, allocated as its threads reach them.
+// With AddressSanitizer, what no variable holds is poisoned, so an overrun of a shared
+// array is reported where it happens.
+class SharedArena {
+public:
+  static constexpr std::size_t kStaticLimit = 48 * 1024;  // a block's static shared memory on every GPU
+  ~SharedArena() { std::free(base_); }
+  SharedArena() = default;
+  SharedArena(const SharedArena&) = delete;
+  SharedArena& operator=(const SharedArena&) = delete;
+
+  // For a launch with `dynamic` bytes of dynamic shared memory.
+  void prepare(std::size_t dynamic) {
+    static_begin_ = align_up(dynamic + kRedzone, 128);
+    // Twice the static limit leaves room for alignment (and redzones) between variables.
+    const std::size_t need = static_begin_ + 2 * kStaticLimit + 16 * 1024;
+    if (need > capacity_) {
+      std::free(base_);
+      base_ = static_cast<unsigned char*>(std::aligned_alloc(128, need));
+      if (!base_) {
+        capacity_ = 0;
+        throw std::bad_alloc();
+      }
+      capacity_ = need;
+    }
+    dynamic_ = dynamic;
+    poison(base_, capacity_);
+    unpoison(base_, dynamic_);
+  }
+  // Before each block: dynamic shared memory unwritten, no static variable allocated.
+  void begin_block() {
+    if (top_ > static_begin_) poison(base_ + static_begin_, top_ - static_begin_);
+    top_ = static_begin_;
+    if (dynamic_) fill_unwritten_shared(base_, dynamic_);
+  }
+  // Room for a static variable; null when the arena is full.
+  void* allocate(std::size_t bytes, std::size_t align) {
+    const std::size_t at = align_up(top_ + (top_ > static_begin_ ? kRedzone : 0), std::max<std::size_t>(align, 16));
+    if (at + bytes > capacity_) return nullptr;
+    top_ = at + bytes;
+    unpoison(base_ + at, bytes);
+    fill_unwritten_shared(base_ + at, bytes);
+    return base_ + at;
+  }
+  void* dynamic() const { return dynamic_ ? base_ : nullptr; }
+  const void* base() const { return base_; }
+  std::size_t capacity() const { return capacity_; }
+
+private:
+#ifdef CONVLAB_ASAN_FIBERS
+  static constexpr std::size_t kRedzone = 32;
+  static void poison(void* p, std::size_t n) { ASAN_POISON_MEMORY_REGION(p, n); }
+  static void unpoison(void* p, std::size_t n) { ASAN_UNPOISON_MEMORY_REGION(p, n); }
+#else
+  static constexpr std::size_t kRedzone = 0;
+  static void poison(void*, std::size_t) {}
+  static void unpoison(void*, std::size_t) {}
+#endif
+  static std::size_t align_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
+  unsigned char* base_ = nullptr;
+  std::size_t capacity_ = 0, dynamic_ = 0, static_begin_ = 0, top_ = 0;
+};
+
+// What one host thread did for a launch.
+struct LaunchStats {
+  std::uint64_t blocks = 0, threads = 0, barriers = 0;
+  std::size_t static_shared = 0;  // the largest block's
 };
 
 // Everything one host thread needs to run blocks.
@@ -175,17 +251,31 @@ public:
   Slot* current = nullptr;
   bool direct = false;
   StackBounds scheduler_stack;  // the host thread's own stack (learnt at the first switch)
-  std::vector<unsigned char> dynamic_shared;
-  std::uint64_t block_serial = 0;  // distinguishes blocks, for poisoning static shared memory
-  std::unordered_map<void*, std::uint64_t> poisoned;
+  SharedArena shared;
+  std::uint64_t launch_serial = 0;  // the launch this thread last joined
+  const Launch* launch = nullptr;
+  LaunchStats stats;
+  ThreadCounter counter;
+
+  // Joins a launch: its first block on this host thread.
+  void join(const Launch& l, const MemoryMap* map) {
+    launch = &l;
+    launch_serial = l.serial;
+    stats = LaunchStats{};
+    shared.prepare(l.config.shared_bytes);
+    if (map) counter.begin(map, shared.base(), shared.capacity());
+  }
 
   // Runs one block; throws LaunchFailure on barrier divergence or a failing thread.
   void run(const Launch& l, uint3 block_idx, std::uint64_t block_linear) {
     const dim3 bd = l.config.block;
     const std::size_t n = std::size_t(bd.x) * bd.y * bd.z;
-    ++block_serial;
     tv.block_idx = block_idx;
-    if (!dynamic_shared.empty()) fill_unwritten_shared(dynamic_shared.data(), dynamic_shared.size());
+    shared.begin_block();
+    statics_.clear();
+    static_bytes_ = 0;
+    stats.blocks += 1;
+    stats.threads += n;
     slots_.resize(n);
     for (std::size_t t = 0; t < n; ++t) {
       slots_[t].idx = uint3{unsigned(t % bd.x), unsigned(t / bd.x % bd.y), unsigned(t / (std::size_t(bd.x) * bd.y))};
@@ -206,7 +296,7 @@ public:
         current = &s;
         tv.thread_idx = s.idx;
         try {
-          (*l.body)();
+          l.invoke(l.context);
         } catch (const DirectModeBarrier& b) {
           direct = false;
           fail_divergence(l, block_idx, s.idx, b.file, b.line, slots_[order_[0]].idx);
@@ -247,10 +337,46 @@ public:
     current = nullptr;
   }
 
+  // The running block's copy of the static __shared__ variable declared at `key`.
+  void* static_shared(const void* key, std::size_t bytes, std::size_t align) {
+    for (const auto& v : statics_)
+      if (v.first == key) return v.second;
+    const std::size_t total = static_bytes_ + bytes;
+    const auto where = [this] {
+      return std::string("kernel ") + launch->name + " (launched at " + launch->file + ":" +
+             std::to_string(launch->line) + "): ";
+    };
+    if (total > SharedArena::kStaticLimit)
+      throw std::runtime_error(where() + "its __shared__ variables take " + std::to_string(total) +
+                               " bytes per block, more than the 48 KB (49152 bytes) of static shared memory a GPU "
+                               "allows (nvcc refuses it); use dynamic shared memory for more");
+    const std::size_t dynamic = launch->config.shared_bytes;
+    const int limit = launch->max_dynamic_shared;
+    if (limit > kDefaultDynamicShared && total + std::size_t(limit) > std::size_t(kMaxDynamicSharedOptin))
+      throw std::runtime_error(where() + std::to_string(total) + " bytes of __shared__ variables plus the kernel's "
+                               "dynamic shared memory limit of " + std::to_string(limit) + " bytes exceed the " +
+                               std::to_string(kMaxDynamicSharedOptin) + " bytes a block can have; the launch would "
+                               "fail on a GPU");
+    if (limit <= kDefaultDynamicShared && total + dynamic > std::size_t(kDefaultDynamicShared))
+      throw std::runtime_error(where() + std::to_string(total) + " bytes of __shared__ variables plus " +
+                               std::to_string(dynamic) + " bytes of dynamic shared memory exceed the 48 KB (49152 "
+                               "bytes) a block can have unless the kernel's limit is raised with cudaFuncSetAttribute("
+                               "kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes); the launch would fail "
+                               "on a GPU");
+    void* p = shared.allocate(bytes, align);
+    if (!p) throw std::runtime_error(where() + "too many __shared__ variables for the CPU backend");
+    statics_.emplace_back(key, p);
+    static_bytes_ = total;
+    stats.static_shared = std::max(stats.static_shared, total);
+    return p;
+  }
+
 private:
   StackPool stacks_;  // declared first, destroyed last: the slots' fibers live on these stacks
   std::vector<Slot> slots_;
   std::vector<std::size_t> order_;
+  std::vector<std::pair<const void*, void*>> statics_;  // the running block's static shared variables
+  std::size_t static_bytes_ = 0;
 
   static std::string hint() {
     return ". Every thread of a block must reach every __syncthreads(): let out-of-range threads skip the work, "
@@ -303,11 +429,11 @@ private:
     sc.sp = base + stack_bytes();
     s->stack = {base, stack_bytes()};
     s->fiber = ctx::fiber(std::allocator_arg, ctx::preallocated(sc.sp, sc.size, sc), NoFree{},
-                          [this, s, body = l.body](ctx::fiber&& caller) {
+                          [this, s, invoke = l.invoke, context = l.context](ctx::fiber&& caller) {
                             switch_end(nullptr, &scheduler_stack);
                             s->caller = std::move(caller);
                             try {
-                              (*body)();
+                              invoke(context);
                             } catch (const ctx::detail::forced_unwind&) {
                               switch_begin(nullptr, scheduler_stack);
                               throw;
@@ -444,9 +570,10 @@ std::string check_config(const LaunchConfig& c, const void* kernel, cudaError_t*
 }  // namespace
 
 // ---- public entry points ---------------------------------------------------------------------
-void set_schedule(Schedule schedule, std::uint64_t seed) {
+void set_schedule(Schedule schedule, std::uint64_t seed, bool environment_overrides) {
   g_schedule.store(int(schedule));
   g_schedule_seed.store(seed);
+  g_schedule_from_env.store(environment_overrides);
 }
 
 int worker_count() { return Pool::get().size(); }
@@ -469,6 +596,7 @@ void syncthreads(const char* file, int line) {
     std::fprintf(stderr, "convlab CPU backend: __syncthreads() called outside a kernel (%s:%d)\n", file, line);
     std::abort();
   }
+  r->stats.barriers += 1;
   if (r->direct) throw DirectModeBarrier{file, line};
   Slot* s = r->current;
   s->state = Slot::at_barrier;
@@ -492,44 +620,76 @@ void fill_unwritten_shared(void* address, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes; ++i) p[i] = pattern[i % 4];
 }
 
+bool in_block_shared_memory(const void* address) {
+  const BlockRunner* r = t_runner;
+  if (!r || !r->current) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(address), b = reinterpret_cast<std::uintptr_t>(r->shared.base());
+  return a - b < r->shared.capacity();
+}
+
 namespace detail {
+
+uint3 thread_idx() { return tv.thread_idx; }
+uint3 block_idx() { return tv.block_idx; }
+dim3 block_dim() { return tv.block_dim; }
+dim3 grid_dim() { return tv.grid_dim; }
 
 void* dynamic_shared_memory() {
   BlockRunner* r = t_runner;
-  return r && !r->dynamic_shared.empty() ? r->dynamic_shared.data() : nullptr;
+  return r && r->current ? r->shared.dynamic() : nullptr;
 }
 
-void poison_shared_once(void* address, std::size_t bytes) {
+void* static_shared_memory(const void* key, std::size_t bytes, std::size_t align) {
   BlockRunner* r = t_runner;
-  if (!r) return;
-  auto& serial = r->poisoned[address];
-  if (serial == r->block_serial) return;  // another thread of this block got here first
-  serial = r->block_serial;
-  fill_unwritten_shared(address, bytes);  // NaN for floats: reading before writing shows
-}
-
-void run_grid(const char* name, const char* file, int line, const void* kernel, const LaunchConfig& config,
-              const std::function<void()>& body) {
-  if (t_in_kernel) {
-    std::fprintf(stderr, "convlab CPU backend: kernel %s launched from inside a kernel (%s:%d): dynamic parallelism "
-                         "is not supported\n", name, file, line);
+  if (!r || !r->current) {
+    std::fprintf(stderr, "convlab CPU backend: a __shared__ variable was reached outside a kernel\n");
     std::abort();
   }
+  return r->static_shared(key, bytes, align);
+}
+
+void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& config,
+              KernelInvoker invoke, const void* context) {
+  if (t_in_kernel) {
+    std::fprintf(stderr, "convlab CPU backend: kernel %s launched from inside a kernel (%s:%d): dynamic parallelism "
+                         "is not supported\n", site.name, site.file, site.line);
+    std::abort();
+  }
+  LaunchRecord record;
+  record.kernel = site.name;
+  record.file = site.file;
+  record.line = site.line;
+  record.grid = config.grid;
+  record.block = config.block;
+  record.dynamic_shared_bytes = config.shared_bytes;
+  record.stream = config.stream;
+  record.counted = site.counted && access_counts_available();
   cudaError_t code = cudaSuccess;
   if (const std::string problem = check_config(config, kernel, &code); !problem.empty()) {
-    std::lock_guard<std::mutex> lock(g_error_mutex);
-    g_detail = std::string("invalid launch of ") + name + " at " + file + ":" + std::to_string(line) + ": " + problem;
+    {
+      std::lock_guard<std::mutex> lock(g_error_mutex);
+      g_detail = std::string("invalid launch of ") + site.name + " at " + site.file + ":" + std::to_string(site.line) +
+                 ": " + problem;
+    }
     set_last_error(code);
+    record.error = code;
+    add_launch_record(std::move(record));
     return;
   }
   std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
-  const Launch l{name, file, line, config, &body,
-                 schedule_from_env(Schedule(g_schedule.load())), g_schedule_seed.load()};
+  static std::uint64_t serial = 0;  // guarded by g_launch_mutex
+  const Launch l{site.name, site.file, site.line, config, invoke, context,
+                 g_schedule_from_env.load() ? schedule_from_env(Schedule(g_schedule.load())) : Schedule(g_schedule.load()),
+                 g_schedule_seed.load(), ++serial,
+                 max_dynamic_shared(kernel)};
+  // The device memory map cannot change while the kernel runs: one snapshot serves every block.
+  const std::shared_ptr<const MemoryMap> map = record.counted ? memory_map() : nullptr;
   const dim3 g = config.grid;
   const std::size_t blocks = std::size_t(g.x) * g.y * g.z;
   std::atomic<bool> failed{false};
-  std::mutex failure_mutex;
+  std::mutex failure_mutex;  // also guards runners
   LaunchFailure failure{cudaSuccess, {}};
+  std::vector<BlockRunner*> runners;  // the host threads that ran blocks
   Pool::get().run(blocks, [&](std::size_t b) {
     if (failed.load(std::memory_order_relaxed)) return;
     thread_local BlockRunner runner;
@@ -537,20 +697,40 @@ void run_grid(const char* name, const char* file, int line, const void* kernel, 
     t_in_kernel = true;
     tv.block_dim = config.block;
     tv.grid_dim = config.grid;
-    if (runner.dynamic_shared.size() != config.shared_bytes) runner.dynamic_shared.assign(config.shared_bytes, 0);
     try {
+      if (runner.launch_serial != l.serial) {
+        runner.join(l, map.get());
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        runners.push_back(&runner);
+      }
+      t_counter = map ? &runner.counter : nullptr;
       runner.run(l, uint3{unsigned(b % g.x), unsigned(b / g.x % g.y), unsigned(b / (std::size_t(g.x) * g.y))}, b);
     } catch (const LaunchFailure& f) {
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failed.exchange(true)) failure = f;
+    } catch (const std::bad_alloc&) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failed.exchange(true)) failure = {cudaErrorMemoryAllocation, "out of host memory for shared memory"};
     }
+    t_counter = nullptr;
     t_in_kernel = false;
   });
   if (failed.load()) {
     std::lock_guard<std::mutex> lock(g_error_mutex);
     g_detail = failure.message;
     g_execution_error = failure.code;
+    record.error = failure.code;
   }
+  std::vector<const ThreadCounter*> counters;
+  for (const BlockRunner* r : runners) {
+    record.blocks_run += r->stats.blocks;
+    record.threads_run += r->stats.threads;
+    record.barriers += r->stats.barriers;
+    record.static_shared_bytes = std::max(record.static_shared_bytes, r->stats.static_shared);
+    counters.push_back(&r->counter);
+  }
+  if (map) add_counts(record, counters);
+  add_launch_record(std::move(record));
 }
 
 }  // namespace detail

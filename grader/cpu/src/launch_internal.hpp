@@ -16,4 +16,6 @@ cudaError_t take_execution_error();
 const std::string& last_launch_detail();
 /// The dynamic shared memory limit of a kernel.
 int max_dynamic_shared(const void* kernel);
+/// Whether `address` lies in the shared memory of the block this host thread is running.
+bool in_block_shared_memory(const void* address);
 }  // namespace convlab_cpu

@@ -2,6 +2,7 @@
 // properties. See convlab_cpu/runtime.hpp.
 #include "convlab_cpu/launch.hpp"
 #include "convlab_cpu/runtime.hpp"
+#include "counting.hpp"
 #include "launch_internal.hpp"
 
 #include <chrono>
@@ -12,18 +13,11 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace convlab_cpu {
 namespace {
 
 thread_local cudaError_t g_last_error = cudaSuccess;
-
-std::mutex g_alloc_mutex;
-std::unordered_set<void*>& allocations() {
-  static std::unordered_set<void*> live;
-  return live;
-}
 
 std::mutex g_attr_mutex;
 std::unordered_map<const void*, int>& dynamic_shared_limits() {
@@ -45,14 +39,52 @@ cudaError_t set_last_error(cudaError_t error) {
   return error;
 }
 
+namespace {
+// Records a memory call the student's code (or the harness) made.
+cudaError_t record_memory(MemoryOp op, cudaError_t result, const void* dst, const void* src, std::size_t bytes,
+                          cudaMemcpyKind kind = cudaMemcpyHostToHost, bool async = false, cudaStream_t stream = nullptr,
+                          int value = 0) {
+  MemoryRecord r;
+  r.value = value;
+  r.op = op;
+  r.result = result;
+  r.dst = dst;
+  r.src = src;
+  r.bytes = bytes;
+  r.kind = kind;
+  r.async = async;
+  r.stream = stream;
+  r.dst_space = dst ? host_view_space(dst) : MemorySpace::other;
+  r.src_space = src ? host_view_space(src) : MemorySpace::other;
+  add_memory_record(std::move(r));
+  return result;
+}
+}  // namespace
+
 cudaError_t copy_symbol(void* symbol, std::size_t symbol_bytes, const void* other, std::size_t bytes,
-                        std::size_t offset, bool to_symbol) {
-  if (!other || offset > symbol_bytes || bytes > symbol_bytes - offset) return set_last_error(cudaErrorInvalidValue);
-  if (to_symbol)
+                        std::size_t offset, bool to_symbol, cudaMemcpyKind kind, bool async, cudaStream_t stream) {
+  cudaError_t result = cudaSuccess;
+  if (!other || offset > symbol_bytes || bytes > symbol_bytes - offset)
+    result = set_last_error(cudaErrorInvalidValue);
+  else if (to_symbol)
     std::memcpy(static_cast<char*>(symbol) + offset, other, bytes);
   else
     std::memcpy(const_cast<void*>(other), static_cast<char*>(symbol) + offset, bytes);
-  return cudaSuccess;
+  MemoryRecord r;
+  r.op = to_symbol ? MemoryOp::memcpy_to_symbol : MemoryOp::memcpy_from_symbol;
+  r.result = result;
+  r.dst = to_symbol ? symbol : other;
+  r.src = to_symbol ? other : symbol;
+  r.bytes = bytes;
+  r.offset = offset;
+  r.kind = kind;
+  r.async = async;
+  r.stream = stream;
+  r.dst_space = host_view_space(r.dst);
+  r.src_space = host_view_space(r.src);
+  if (const char* name = symbol_name(symbol)) r.symbol = name;
+  add_memory_record(std::move(r));
+  return result;
 }
 
 cudaError_t set_max_dynamic_shared(const void* kernel, int bytes) {
@@ -161,49 +193,71 @@ cudaError_t cudaRuntimeGetVersion(int* v) { return v ? (*v = 0, cudaSuccess) : s
 cudaError_t cudaDeviceSynchronize() { return convlab_cpu::take_pending(); }
 cudaError_t cudaDeviceReset() { return cudaSuccess; }
 
-cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
-  if (!ptr) return set_last_error(cudaErrorInvalidValue);
-  // Exact size (AddressSanitizer then sees one element past the end); never 0 bytes.
+namespace convlab_cpu {
+namespace {
+
+// cudaMalloc and cudaMallocHost: exact size (AddressSanitizer then sees one element past
+// the end); never 0 bytes.
+cudaError_t allocate(void** ptr, std::size_t bytes, bool pinned) {
+  const MemoryOp op = pinned ? MemoryOp::malloc_host : MemoryOp::malloc;
+  if (!ptr) return record_memory(op, set_last_error(cudaErrorInvalidValue), nullptr, nullptr, bytes);
   void* p = std::malloc(bytes ? bytes : 1);
-  if (!p) return set_last_error(cudaErrorMemoryAllocation);
-  {
-    std::lock_guard<std::mutex> lock(convlab_cpu::g_alloc_mutex);
-    convlab_cpu::allocations().insert(p);
-  }
+  if (!p) return record_memory(op, set_last_error(cudaErrorMemoryAllocation), nullptr, nullptr, bytes);
+  map_allocation(p, bytes, pinned);
   *ptr = p;
-  return cudaSuccess;
+  return record_memory(op, cudaSuccess, p, nullptr, bytes);
 }
 
-cudaError_t cudaFree(void* ptr) {
-  if (!ptr) return cudaSuccess;
-  {
-    std::lock_guard<std::mutex> lock(convlab_cpu::g_alloc_mutex);
-    if (!convlab_cpu::allocations().erase(ptr)) return set_last_error(cudaErrorInvalidDevicePointer);
-  }
+cudaError_t release(void* ptr, bool pinned) {
+  const MemoryOp op = pinned ? MemoryOp::free_host : MemoryOp::free;
+  if (!ptr) return record_memory(op, cudaSuccess, nullptr, nullptr, 0);
+  if (!unmap_allocation(ptr, pinned))
+    return record_memory(op, set_last_error(pinned ? cudaErrorInvalidValue : cudaErrorInvalidDevicePointer), ptr,
+                         nullptr, 0);
+  record_memory(op, cudaSuccess, ptr, nullptr, 0);  // before the free: the record reads where ptr lies
   std::free(ptr);
   return cudaSuccess;
 }
 
-cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) { return cudaMalloc(ptr, bytes); }
-cudaError_t cudaFreeHost(void* ptr) { return cudaFree(ptr); }
+cudaError_t copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, bool async, cudaStream_t stream) {
+  cudaError_t result = take_pending();
+  if (result != cudaSuccess) {
+  } else if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) {
+    result = set_last_error(cudaErrorInvalidMemcpyDirection);
+  } else if (bytes && (!dst || !src)) {
+    result = set_last_error(cudaErrorInvalidValue);
+  } else if (bytes) {
+    std::memmove(dst, src, bytes);
+  }
+  return record_memory(MemoryOp::memcpy, result, dst, src, bytes, kind, async, stream);
+}
+
+cudaError_t fill(void* ptr, int value, std::size_t bytes, bool async, cudaStream_t stream) {
+  cudaError_t result = cudaSuccess;
+  if (bytes && !ptr) result = set_last_error(cudaErrorInvalidValue);
+  else if (bytes) std::memset(ptr, value, bytes);
+  return record_memory(MemoryOp::memset, result, ptr, nullptr, bytes, cudaMemcpyHostToHost, async, stream, value);
+}
+
+}  // namespace
+}  // namespace convlab_cpu
+
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes) { return convlab_cpu::allocate(ptr, bytes, false); }
+cudaError_t cudaFree(void* ptr) { return convlab_cpu::release(ptr, false); }
+cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) { return convlab_cpu::allocate(ptr, bytes, true); }
+cudaError_t cudaFreeHost(void* ptr) { return convlab_cpu::release(ptr, true); }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
-  if (const cudaError_t e = convlab_cpu::take_pending(); e != cudaSuccess) return e;
-  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return set_last_error(cudaErrorInvalidMemcpyDirection);
-  if (bytes && (!dst || !src)) return set_last_error(cudaErrorInvalidValue);
-  if (bytes) std::memmove(dst, src, bytes);
-  return cudaSuccess;
+  return convlab_cpu::copy(dst, src, bytes, kind, false, nullptr);
 }
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
-  return cudaMemcpy(dst, src, bytes, kind);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+  return convlab_cpu::copy(dst, src, bytes, kind, true, stream);
 }
 cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes) {
-  if (bytes && !ptr) return set_last_error(cudaErrorInvalidValue);
-  if (bytes) std::memset(ptr, value, bytes);
-  return cudaSuccess;
+  return convlab_cpu::fill(ptr, value, bytes, false, nullptr);
 }
-cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t) {
-  return cudaMemset(ptr, value, bytes);
+cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t stream) {
+  return convlab_cpu::fill(ptr, value, bytes, true, stream);
 }
 
 // Streams: every operation completes before its call returns. A stream is a

@@ -398,7 +398,7 @@ private:
     r.finish();
 #ifdef CONVLAB_BACKEND_CPU
     if (schedule > 2) throw std::invalid_argument("an unknown CPU schedule");
-    convlab_cpu::set_schedule(static_cast<convlab_cpu::Schedule>(schedule), seed);
+    convlab_cpu::set_schedule(static_cast<convlab_cpu::Schedule>(schedule), seed, /*environment_overrides=*/false);
 #else
     (void)schedule, (void)seed;
 #endif

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "convlab_cpu/launch.hpp"
+#include "convlab_cpu/records.hpp"
 #include "convlab_cpu/runtime.hpp"
 
 #include <cstdio>
@@ -17,7 +18,20 @@
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 #define __grid_constant__
-// Static shared memory is one copy per block: blocks run one at a time on each
-// host thread, so a static thread-local variable is exactly that.
+// cu2cpp rewrites every __shared__ declaration into a reference to the running block's
+// shared memory; what is left of the keyword (none in code cu2cpp accepted) is one copy
+// per host thread, i.e. per running block.
 #define __shared__ static thread_local
 #define CONVLAB_CPU_BACKEND 1
+
+// Whether this file's memory accesses are counted (convlab_cpu/records.hpp): the build
+// defines CONVLAB_CPU_COUNT_ACCESSES where it compiles the file with GCC's
+// -fsanitize=thread instrumentation; each launch passes this on.
+#if defined(CONVLAB_CPU_COUNT_ACCESSES)
+#if !defined(__SANITIZE_THREAD__)
+#error "CONVLAB_CPU_COUNT_ACCESSES needs -fsanitize=thread (see convlab_cuda_sources in cmake/ConvlabLab.cmake)"
+#endif
+#define CONVLAB_CPU_COUNTED true
+#else
+#define CONVLAB_CPU_COUNTED false
+#endif

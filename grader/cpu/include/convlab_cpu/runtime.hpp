@@ -5,7 +5,8 @@
 /// Device memory is exact-size host memory (so AddressSanitizer sees every
 /// overrun), streams and events are synchronous, and a kernel launch runs the
 /// grid's blocks in parallel on the CPU cores with the threads of a block as
-/// fibers that switch at `__syncthreads()` (see launch.hpp). Everything here
+/// fibers that switch at `__syncthreads()` (see launch.hpp). Launches and memory
+/// calls leave records (records.hpp). Everything here
 /// follows CUDA's semantics where the labs can observe them; what it does not
 /// support is refused at build time by the source rewriter (tools/cu2cpp.cpp).
 #pragma once
@@ -162,9 +163,9 @@ inline constexpr std::uint32_t kUnwrittenSharedBits = 0x7FC0BAD5u;
 void fill_unwritten_shared(void* address, std::size_t bytes);
 /// Records `error` as the last error (what cudaGetLastError returns next).
 cudaError_t set_last_error(cudaError_t error);
-/// Checks a constant-memory copy against the symbol's size.
-cudaError_t copy_symbol(void* symbol, std::size_t symbol_bytes, const void* src, std::size_t bytes,
-                        std::size_t offset, bool to_symbol);
+/// Checks a constant-memory copy against the symbol's size, makes it and records it.
+cudaError_t copy_symbol(void* symbol, std::size_t symbol_bytes, const void* other, std::size_t bytes,
+                        std::size_t offset, bool to_symbol, cudaMemcpyKind kind, bool async, cudaStream_t stream);
 /// Sets a kernel's dynamic shared memory limit (cudaFuncAttributeMaxDynamicSharedMemorySize).
 cudaError_t set_max_dynamic_shared(const void* kernel, int bytes);
 }  // namespace convlab_cpu
@@ -172,22 +173,30 @@ cudaError_t set_max_dynamic_shared(const void* kernel, int bytes);
 /// Copies to a `__constant__` or `__device__` variable; refuses a copy larger than the symbol.
 template <class T>
 cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, std::size_t bytes, std::size_t offset = 0,
-                               cudaMemcpyKind = cudaMemcpyHostToDevice) {
+                               cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
   return convlab_cpu::copy_symbol(const_cast<void*>(static_cast<const void*>(&symbol)), sizeof(T), src, bytes, offset,
-                                  true);
+                                  true, kind, false, nullptr);
 }
 /// Copies from a `__constant__` or `__device__` variable.
 template <class T>
 cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, std::size_t bytes, std::size_t offset = 0,
-                                 cudaMemcpyKind = cudaMemcpyDeviceToHost) {
+                                 cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
   return convlab_cpu::copy_symbol(const_cast<void*>(static_cast<const void*>(&symbol)), sizeof(T), dst, bytes, offset,
-                                  false);
+                                  false, kind, false, nullptr);
 }
 /// Asynchronous form (synchronous here).
 template <class T>
 cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, std::size_t bytes, std::size_t offset = 0,
-                                    cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = nullptr) {
-  return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+                                    cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t stream = nullptr) {
+  return convlab_cpu::copy_symbol(const_cast<void*>(static_cast<const void*>(&symbol)), sizeof(T), src, bytes, offset,
+                                  true, kind, true, stream);
+}
+/// Asynchronous form (synchronous here).
+template <class T>
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, std::size_t bytes, std::size_t offset = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t stream = nullptr) {
+  return convlab_cpu::copy_symbol(const_cast<void*>(static_cast<const void*>(&symbol)), sizeof(T), dst, bytes, offset,
+                                  false, kind, true, stream);
 }
 /// Raises a kernel's dynamic shared memory limit (up to 227 KB, as on Hopper).
 template <class F>

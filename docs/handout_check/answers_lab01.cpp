@@ -1,0 +1,96 @@
+// Lab 01's worked numbers: the 2D worked example of the Background and the
+// answers of "Check your understanding", from the golden models (golden.hpp)
+// and the launch arithmetic the handout teaches.
+#include "answers.hpp"
+
+#include <convlab/golden.hpp>
+
+#include <string>
+#include <vector>
+
+namespace convlab::handout {
+
+namespace {
+
+// The 2D worked example: a 5 x 5 image and an asymmetric 3 x 3 filter, so that
+// a flipped filter gives other numbers.
+const std::vector<float> kImage = {3, 1, 2, 0, 1,  //
+                                   1, 4, 1, 2, 3,  //
+                                   0, 2, 5, 1, 1,  //
+                                   2, 1, 3, 4, 0,  //
+                                   1, 0, 2, 1, 2};
+const std::vector<float> kFilter = {1, 2, 1,  //
+                                    0, 1, 0,  //
+                                    1, 0, 2};
+
+std::string at(const Golden& g, int width, int row, int col) {
+  return fixed(g.value[std::size_t(row) * width + col], 0);
+}
+
+// Taps that fall inside a w x h image, summed over all outputs: the golden
+// model of an all-ones image and an all-ones filter gives each output the
+// number of its taps inside the image.
+long long taps_inside(int w, int h, int r) {
+  const Golden g = conv2d_golden(std::vector<float>(std::size_t(w) * h, 1.0f), w, h,
+                                 std::vector<float>(std::size_t(2 * r + 1) * (2 * r + 1), 1.0f), r);
+  double sum = 0;
+  for (double v : g.value) sum += v;
+  return static_cast<long long>(sum);
+}
+
+}  // namespace
+
+std::vector<Answer> lab01_answers() {
+  std::vector<Answer> a;
+  const Golden ex = conv2d_golden(kImage, 5, 5, kFilter, 1);
+  a.push_back({"lab01.ex2d_y22", at(ex, 5, 2, 2)});  // Background: the interior output
+  a.push_back({"lab01.ex2d_y00", at(ex, 5, 0, 0)});  // Background: the corner output
+  a.push_back({"lab01.ex2d_y04", at(ex, 5, 0, 4)});  // question 2
+  a.push_back({"lab01.ex2d_y42", at(ex, 5, 4, 2)});  // question 2
+  // The flipped filter at (2, 2): what true convolution would give.
+  const Golden flipped = conv2d_golden(kImage, 5, 5, flip_filter(kFilter), 1);
+  a.push_back({"lab01.ex2d_y22_flipped", at(flipped, 5, 2, 2)});
+
+  // Question 1: a 1D convolution by hand, x = [2, 7, 1, 8, 2, 8], f = [1, -2, 1].
+  const Golden g1 = conv1d_golden({2, 7, 1, 8, 2, 8}, {1, -2, 1}, 1);
+  std::string y;
+  for (double v : g1.value) y += (y.empty() ? "" : ", ") + fixed(v, 0);
+  a.push_back({"lab01.conv1d_y", y});
+
+  // Question 3: ghost cells of an 8 x 6 image (width 8, height 6) with a 5 x 5 filter.
+  const int w = 8, h = 6, r = 2;
+  a.push_back({"lab01.ghost_cells", grouped((w + 2 * r) * (h + 2 * r) - w * h)});
+  const long long all_taps = 1LL * w * h * (2 * r + 1) * (2 * r + 1);
+  a.push_back({"lab01.taps_all", grouped(all_taps)});
+  a.push_back({"lab01.taps_inside", grouped(taps_inside(w, h, r))});
+  a.push_back({"lab01.taps_ghost", grouped(all_taps - taps_inside(w, h, r))});
+
+  // Question 4: a 1000 x 700 image in 32 x 8 blocks.
+  const int bx = (1000 + 31) / 32, by = (700 + 7) / 8;
+  const long long threads = 1LL * bx * by * 32 * 8;
+  a.push_back({"lab01.grid", std::to_string(bx) + " × " + std::to_string(by)});
+  a.push_back({"lab01.blocks", grouped(1LL * bx * by)});
+  a.push_back({"lab01.idle_threads", grouped(threads - 700000)});
+  a.push_back({"lab01.idle_pct", fixed(100.0 * (threads - 700000) / threads, 1)});
+
+  // Question 5: the border frame of a 4096 x 4096 image at r = 7.
+  const long long side = 4096, rr = 7, frame = side * side - (side - 2 * rr) * (side - 2 * rr);
+  a.push_back({"lab01.frame", grouped(frame)});
+  a.push_back({"lab01.frame_pct", fixed(100.0 * frame / double(side * side), 2)});
+
+  // Question 6: the benchmark's FLOP count for conv1d at n = 2^28, r = 8, and
+  // the rate at the measured 1.891 ms (the table of "What you should see").
+  const double flop = 2.0 * (1 << 28) * 17;
+  a.push_back({"lab01.flop_r8", fixed(flop / 1e9, 2)});
+  a.push_back({"lab01.gflops_r8", fixed(flop / 1.891e-3 / 1e9, 0)});
+  // The ridge point of the H100 as measured in the same run: 59.6 TFLOP/s, 2857 GB/s.
+  a.push_back({"lab01.ridge", fixed(59.6e12 / 2857e9, 1)});
+  a.push_back({"lab01.dram_bound", fixed(0.25 * 2857e9 / 1e12, 2)});
+
+  // Question 7 (predict, then measure): time proportional to the taps from r = 1 to r = 2.
+  a.push_back({"lab01.predict_r2", fixed(0.484 * 25.0 / 9.0, 2)});
+  a.push_back({"lab01.measured_ratio_r2", fixed(0.920 / 0.484, 2)});
+  return a;
+}
+
+}  // namespace convlab::handout

@@ -1,0 +1,125 @@
+// Lab 05's worked numbers: the stencil OP/B model (stencil_op_ratio.hpp), the
+// boundary conditions through the golden model and its ghost() rule
+// (stencil_golden.hpp), the stability limit through heat_coefficients_2d/3d(),
+// tile sizes and the temporal-blocking traffic.
+#include "answers.hpp"
+
+#include "lab05.hpp"
+#include "stencil_golden.hpp"
+#include "stencil_op_ratio.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace convlab::handout {
+
+namespace {
+
+using namespace convlab::lab05;
+
+// One heat step of the 3 x 3 grid 1..9 with lambda = 1/8 along both axes
+// (alpha = 1, dx = dy = 1, dt = 1/8), through the golden model: cell (0, 0).
+double corner_after_one_step(Boundary bc) {
+  HeatParams p;
+  p.alpha = 1;
+  p.dx = p.dy = 1;
+  p.dt = 0.125;
+  const Coeffs c = heat_coefficients_2d(p);
+  golden::Shape s;
+  s.nx = s.ny = 3;
+  s.bc = bc;
+  s.wall = 0;
+  const golden::Field f = golden::run({1, 2, 3, 4, 5, 6, 7, 8, 9}, s, c, false, 1);
+  return f.value[0];
+}
+
+// Distinct ghost cells of the seven-point stencil on an nx x ny x nz grid:
+// every out-of-range neighbour position, counted once.
+long long ghost_cells_3d(int nx, int ny, int nz) {
+  std::set<std::tuple<int, int, int>> ghosts;
+  const int d[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+        for (const auto& o : d) {
+          const int xx = x + o[0], yy = y + o[1], zz = z + o[2];
+          if (golden::ghost(xx, nx, Boundary::dirichlet) < 0 || golden::ghost(yy, ny, Boundary::dirichlet) < 0 ||
+              golden::ghost(zz, nz, Boundary::dirichlet) < 0)
+            ghosts.insert({xx, yy, zz});
+        }
+  return static_cast<long long>(ghosts.size());
+}
+
+// The largest stable dt for alpha = 1 and the given spacings, checked against
+// the contract: heat_coefficients_*() accepts it and refuses 1 % more.
+double largest_stable_dt(double dx, double dy, double dz, bool three_d) {
+  const double dt = 0.5 / (1 / (dx * dx) + 1 / (dy * dy) + (three_d ? 1 / (dz * dz) : 0.0));
+  HeatParams p{1.0, dt, dx, dy, dz};
+  three_d ? heat_coefficients_3d(p) : heat_coefficients_2d(p);  // throws if the limit were wrong
+  p.dt = dt * 1.01;
+  try {
+    three_d ? heat_coefficients_3d(p) : heat_coefficients_2d(p);
+  } catch (const std::invalid_argument&) {
+    return dt;
+  }
+  throw std::logic_error("heat_coefficients accepted a time step above the stability limit");
+}
+
+}  // namespace
+
+std::vector<Answer> lab05_answers() {
+  std::vector<Answer> a;
+  // Question 1: OP/B of designs not in the table.
+  a.push_back({"lab05.op_naive3d", fixed(naive_stencil_op_ratio(kOps3d, 7), 2)});
+  a.push_back({"lab05.op_plane_32x32", fixed(plane_stencil_op_ratio(32, 32), 2)});
+  a.push_back({"lab05.op_tiled3d_6", fixed(tiled3d_stencil_op_ratio(6), 2)});
+
+  // Question 2: the three boundary conditions on one corner cell.
+  a.push_back({"lab05.corner_dirichlet", fixed(corner_after_one_step(Boundary::dirichlet), 2)});
+  a.push_back({"lab05.corner_neumann", fixed(corner_after_one_step(Boundary::neumann), 2)});
+  a.push_back({"lab05.corner_periodic", fixed(corner_after_one_step(Boundary::periodic), 2)});
+
+  // Question 3: ghost cells of a 64 x 48 x 32 grid.
+  const long long ghosts = ghost_cells_3d(64, 48, 32);
+  a.push_back({"lab05.ghost_cells_3d", grouped(ghosts)});
+  a.push_back({"lab05.ghost_cells_3d_pct", fixed(100.0 * ghosts / (64.0 * 48 * 32), 1)});
+
+  // Question 4: 3D tiles.
+  a.push_back({"lab05.smem_18cube", grouped(4LL * 18 * 18 * 18)});
+  a.push_back({"lab05.compute_frac_8", fixed(100.0 * kTile3d * kTile3d * kTile3d / (8.0 * 8 * 8), 1)});
+  a.push_back({"lab05.loads_per_cell_8", fixed(8.0 * 8 * 8 / (kTile3d * kTile3d * kTile3d), 2)});
+
+  // Question 5: the coarsened kernel's three planes of 32 x 16.
+  a.push_back({"lab05.smem_coarsened", grouped(3LL * 32 * 16 * 4)});
+  a.push_back({"lab05.compute_frac_plane", fixed(100.0 * 30 * 14 / (32.0 * 16), 1)});
+
+  // Question 7: temporal blocking, a 64 x 64 tile advanced 4 steps.
+  const int tile = 64, steps = 4, out = tile - 2 * steps;
+  a.push_back({"lab05.tb_cells", grouped(tile * tile + out * out)});
+  a.push_back({"lab05.tb_separate_cells", grouped(2LL * steps * out * out)});
+  a.push_back({"lab05.tb_ratio", fixed(2.0 * steps * out * out / (tile * tile + out * out), 2)});
+
+  // Question 8: the stability limit, alpha = 1, dx = 0.01, dy = 0.02 (and dz = 0.01).
+  a.push_back({"lab05.dt_max_2d", fixed(largest_stable_dt(0.01, 0.02, 0, false) * 1e5, 2)});
+  a.push_back({"lab05.dt_max_3d", fixed(largest_stable_dt(0.01, 0.02, 0.01, true) * 1e5, 2)});
+
+  // Question 9: Jacobi sweeps to shrink the slowest error mode a million-fold,
+  // at the rate 1 - pi^2 h^2 / 2 per sweep of the handout.
+  const auto sweeps = [](double h) {
+    const double pi = std::acos(-1.0), rate = 1.0 - pi * pi * h * h / 2.0;
+    return static_cast<long long>(std::ceil(std::log(1e-6) / std::log(rate)));
+  };
+  a.push_back({"lab05.jacobi_h32", grouped(sweeps(1.0 / 32))});
+  a.push_back({"lab05.jacobi_h64", grouped(sweeps(1.0 / 64))});
+
+  // Question 10 (predict, then measure): one sweep of 512^3 at the copy
+  // bandwidth of the Results run (2861 GB/s), one read and one write per cell.
+  a.push_back({"lab05.predict_register_ms", fixed(1e3 * 512.0 * 512 * 512 * 8 / 2861e9, 3)});
+  return a;
+}
+
+}  // namespace convlab::handout
