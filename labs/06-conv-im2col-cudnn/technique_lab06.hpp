@@ -215,9 +215,12 @@ inline TechniqueRule kernels_at_least(int at_least, std::string why) {
   return [=](const TechniqueView& v) { return kernel_count(v.kernels(), at_least, why); };
 }
 
-/// No column matrix: the calls allocate no device memory, and (counts) their kernels store about one
-/// value per output to global memory, not the C R S / K more per output that writing the column
-/// matrix of C R S x N P Q floats costs (`crs` = C R S, `filters` = K; half of that share is allowed).
+/// No column matrix: the calls allocate no device memory, and (counts) the kernels that keep no tile
+/// in shared memory store at most about one value per output to global memory (a kernel that zeroes
+/// the output, say), not the C R S / K per output that writing the column matrix of C R S x N P Q
+/// floats takes (`crs` = C R S, `filters` = K; up to 1 + half of that share is allowed). The tiled
+/// kernels are left out: a GEMM that splits its dot product into slices adds each output once per
+/// slice (atomics count as stores).
 inline std::string no_column_buffer(const std::vector<remote::CallRecord>& calls, const std::vector<KernelFacts>& kernels,
                                     bool counted, double outputs, double crs, double filters) {
   std::string out;
@@ -232,17 +235,22 @@ inline std::string no_column_buffer(const std::vector<remote::CallRecord>& calls
                   double(bytes) / 1e6, static_cast<unsigned long long>(allocations), column_mb);
     out = buf;
   }
-  if (counted && !kernels.empty()) {
+  if (counted) {
     double stores = 0;
-    for (const auto& k : kernels) stores += double(k.launch.global_stores);
+    std::string names;
+    for (const KernelGroup& g : group_kernels(kernels)) {
+      if (g.shared_stores > 0 && g.shared_loads > 0 && g.barriers > 0) continue;  // a tiled kernel
+      stores += double(g.global_stores);
+      names += (names.empty() ? "" : ", ") + g.name;
+    }
     stores /= outputs;
     const double limit = 1 + 0.5 * crs / filters;
     if (stores > limit) {
       std::snprintf(buf, sizeof buf,
-                    "the kernels stored %.3g values to global memory per output: the output takes 1, a column matrix "
-                    "of C R S x N P Q floats adds C R S / K = %.3g",
+                    " stored %.3g values to global memory per output: the output takes at most 1, a column matrix of "
+                    "C R S x N P Q floats adds C R S / K = %.3g",
                     stores, crs / filters);
-      out += std::string(out.empty() ? "" : "; ") + buf;
+      out += std::string(out.empty() ? "" : "; ") + "kernels without a tile in shared memory (" + names + ")" + buf;
     }
   }
   return out;

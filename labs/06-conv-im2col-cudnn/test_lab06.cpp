@@ -652,10 +652,10 @@ const Case kSpeedDirect[] = {{1, 6, 768, 512, 6, 6, 6, 1, 1, kValid}, {16, 6, 76
 const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8, 128, 28, 28, 128, 3, 3, 1, 1, kPad, 1, 1}};
 // Technique: one layer per slot, of the kind its technique is for. direct: few channels and
 // filters at stride 1, the layers of seed article 004 (the blog's layer, shrunk). The GEMM paths: a
-// GEMM of M = K = 32, N = N P Q = 1152 and C R S = 72 terms, several tiles of any design, cheap on
-// the CPU backend; C R S / K = 2.25: writing a column matrix would add 2.25 stores per output.
+// GEMM of M = K = 32, N = N P Q = 1152 and C R S = 144 terms, several tiles of any design, cheap on
+// the CPU backend; C R S / K = 4.5: writing a column matrix adds 4.5 stores per output.
 const Case kTechniqueDirect = {1, 6, 36, 140, 6, 6, 6, 1, 1, kValid};
-const Case kTechniqueGemmLayer = {2, 8, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
+const Case kTechniqueGemmLayer = {2, 16, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
 const GemmCase kTechniqueGemm = {100, 300, 200};
 
 // --- the technique rules' own tests: launches as the runner records them -------------------------
@@ -737,9 +737,9 @@ void register_lab06(Registry& reg) {
     const double taps = double(lab06::im2col_rows(p));
     reg.gpu("technique", "direct", kTechniqueDirect.name(), [taps, p] {
       check_conv_technique("direct", direct, kTechniqueDirect,
-                           "an input tile in shared memory for layers with few channels and filters (seed article "
-                           "004), one channel at a time, a __syncthreads() before it is read, and several outputs per "
-                           "thread (filters x columns), the filters from shared or constant memory",
+                           "an input tile in shared memory for layers with few channels and filters, one channel at a "
+                           "time, a __syncthreads() before it is read, and several outputs per thread (filters x "
+                           "columns), the filters from shared or constant memory",
                            all_of({tech::tiled(tech::input_tile_spec(taps, p.k)), outputs_per_thread(4)}));
     });
   }
@@ -848,7 +848,7 @@ void register_lab06(Registry& reg) {
   // records them: the reference's designs pass, the evasions fail with what was seen.
   reg.cpu("cpu", "technique", "gemm_tiles_from_code", [] {
     namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, kd = 72;  // kTechniqueGemmLayer
+    const double outputs = 32 * 1152, kd = 144;  // kTechniqueGemmLayer
     const auto spec = tech::gemm_tiles_spec(kd);
     const KernelFacts gemm = with_code(fake_launch("gemm_kernel", 9, 8448), 8, 2, 2);
     const KernelFacts naive = with_code(fake_launch("conv_direct_naive", 144, 0), 0, 0, 0);
@@ -880,22 +880,22 @@ void register_lab06(Registry& reg) {
   });
   reg.cpu("cpu", "technique", "gemm_tiles_from_counts", [] {
     namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, kd = 72;
+    const double outputs = 32 * 1152, kd = 144;
     const auto spec = tech::gemm_tiles_spec(kd);
-    // The reference's GEMM: 5 steps of (64 + 64) x 16 loads per block of 64 x 64: about 5 per output.
+    // The reference's GEMM: 9 steps of (64 + 64) x 16 loads per block of 64 x 64: about 5 per output.
     EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("gemm_kernel", 18, 8448), outputs, 5, 36, 4, 0.4)},
                                  outputs, spec),
               "");
-    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("conv_direct_naive", 144, 0), outputs, 144, 0, 0, 0)},
+    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("conv_direct_naive", 144, 0), outputs, 288, 0, 0, 0)},
                                  outputs, spec),
               "conv_direct_naive keeps no tile in shared memory (0 shared loads, 0 shared stores and 0 barriers per "
               "output)");
     // A decoy tile that the operands bypass: its loads still come from global memory.
-    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("decoy_kernel", 18, 8448), outputs, 144, 1, 1, 1)}, outputs,
+    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("decoy_kernel", 18, 8448), outputs, 288, 1, 1, 1)}, outputs,
                                  spec),
-              "decoy_kernel made 144 global loads per output (at most 18 for staged tiles: a dot product of 72 terms "
-              "loads 2 x 72 values per output from global memory when each thread reads its own operands; staged "
-              "tiles reused by 8 or more outputs bring it under 18)");
+              "decoy_kernel made 288 global loads per output (at most 36 for staged tiles: a dot product of 144 terms "
+              "loads 2 x 144 values per output from global memory when each thread reads its own operands; staged "
+              "tiles reused by 8 or more outputs bring it under 36)");
   });
   reg.cpu("cpu", "technique", "input_tile", [] {
     namespace tech = lab06::technique;
@@ -925,21 +925,26 @@ void register_lab06(Registry& reg) {
   });
   reg.cpu("cpu", "technique", "no_column_matrix", [] {
     namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, crs = 72, k = 32;
+    const double outputs = 32 * 1152, crs = 144, k = 32;  // kTechniqueGemmLayer
     remote::CallRecord call = fake_call("conv_implicit_gemm");
     EXPECT_EQ(tech::no_column_buffer({call}, {}, false, outputs, crs, k), "");
     call.evidence.allocations = 1;
-    call.evidence.allocated_bytes = 72 * 576 * 4;
+    call.evidence.allocated_bytes = 144 * 576 * 4;
     EXPECT_EQ(tech::no_column_buffer({call}, {}, false, outputs, crs, k),
-              "the launcher allocated 0.166 MB of device memory with cudaMalloc (1 allocations; the column matrix of "
-              "this layer is 0.332 MB)");
-    // Counts: im2col's stores (C R S per column, N P Q columns) on top of the GEMM's one per output.
-    const auto im2col = with_counts(fake_launch("im2col_kernel", 288, 0), outputs, 1, 0, 0, 0, 2.25);
+              "the launcher allocated 0.332 MB of device memory with cudaMalloc (1 allocations; the column matrix of "
+              "this layer is 0.664 MB)");
+    // Counts: im2col's stores (C R S per column, N P Q columns), a kernel without a tile.
+    const auto im2col = with_counts(fake_launch("im2col_kernel", 576, 0), outputs, 4.5, 0, 0, 0, 4.5);
     const auto gemm = with_counts(fake_launch("gemm_kernel", 18, 8448), outputs, 5, 36, 4, 0.4, 1);
     EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {im2col, gemm}, true, outputs, crs, k),
-              "the kernels stored 3.25 values to global memory per output: the output takes 1, a column matrix of C "
-              "R S x N P Q floats adds C R S / K = 2.25");
+              "kernels without a tile in shared memory (im2col_kernel) stored 4.5 values to global memory per output: "
+              "the output takes at most 1, a column matrix of C R S x N P Q floats adds C R S / K = 4.5");
     EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {gemm}, true, outputs, crs, k), "");
+    // Split-k: a tiled kernel adding each output once per slice (atomics count as stores), after a
+    // kernel that zeroes the output: no column matrix.
+    const auto zero = with_counts(fake_launch("zero_kernel", 144, 0), outputs, 0, 0, 0, 0, 1);
+    const auto sliced = with_counts(fake_launch("implicit_gemm_kernel", 40, 20736), outputs, 3, 45, 3, 0.4, 8);
+    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {zero, sliced}, true, outputs, crs, k), "");
   });
   reg.cpu("cpu", "technique", "from_cudnn_and_kernel_count", [] {
     namespace tech = lab06::technique;
