@@ -62,16 +62,16 @@ inline std::vector<KernelGroup> group_kernels(const std::vector<KernelFacts>& ke
 
 /// What a tiled kernel of this lab must show, besides shared-memory stores, loads and a barrier.
 struct TileSpec {
-  /// The tile, in words: "GEMM tiles", "an input tile".
+  /// The tile, in words: "the two operand tiles", "an input tile".
   std::string what;
   /// The least shared memory per block (bytes) the design implies for a block of this many outputs.
   double (*min_bytes)(double outputs_per_block, double param) = nullptr;
   double param = 0;  ///< passed to min_bytes
-  /// Why that least amount, in words, after "need at least N B: ".
+  /// Why that least amount, in words (shown in parentheses after it).
   std::string min_why;
   /// Counts only: the most global loads per output a tiled kernel makes (reuse from the tile).
   double max_global_loads = 0;
-  /// Why that many, in words, after "(... at most N: ".
+  /// Why that many, in words (shown after the limit).
   std::string loads_why;
 };
 
