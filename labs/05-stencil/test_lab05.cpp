@@ -12,9 +12,12 @@
 #include <convlab/check.hpp>
 #include <convlab/compare.hpp>
 #include <convlab/device_buffer.hpp>
+#include <convlab/evidence.hpp>
 #include <convlab/gpu.hpp>
 #include <convlab/random.hpp>
 #include <convlab/record.hpp>
+#include <convlab/remote.hpp>
+#include <convlab/speed_check.hpp>
 #include <convlab/stencil_baselines.hpp>
 #include <convlab/testbed.hpp>
 
@@ -22,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -253,8 +257,11 @@ std::string describe(const Case& c, const Params& p) {
   return buf;
 }
 
-// Runs a launcher; an error text if it threw or the kernel failed.
+// Runs a launcher; an error text if it threw, the kernel failed, or the runner saw the result
+// computed anywhere but in kernels on the device (convlab/evidence.hpp). remote::calls() then holds
+// what this call did, for the technique graders.
 std::string run(const std::function<void(cudaStream_t)>& launch, cudaStream_t s) {
+  remote::clear_calls();
   try {
     launch(s);
   } catch (const std::exception& e) {
@@ -266,6 +273,11 @@ std::string run(const std::function<void(cudaStream_t)>& launch, cudaStream_t s)
   if (cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess)
     return std::string("the kernel failed while running: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) +
            ") — an illegal address usually means an index outside an array; run it under compute-sanitizer";
+  if (const std::string why = not_computed_on_device(remote::calls()); !why.empty()) return why;
+  // Work on another stream is checked after it ended (the runner waits for every stream), so the
+  // result is right; the speed and technique graders award nothing for it.
+  for (const auto& call : remote::calls())
+    if (const std::string w = escaped_work(call.evidence); !w.empty()) std::printf("note: %s\n", w.c_str());
   return {};
 }
 
@@ -275,8 +287,9 @@ void record_error(const Report& r) {
   if (std::isfinite(r.max_ratio)) rec.max_error_ratio = r.max_ratio;
 }
 
-// One sweep of a 2D or 3D kernel on a poisoned output, against the one-step golden model.
-void check_sweep(const Case& c, int tile, const Sweep2d& k2, const Sweep3d& k3) {
+// One sweep of a 2D or 3D kernel on a poisoned output, against the one-step golden model; true if
+// it is right.
+bool check_sweep(const Case& c, int tile, const Sweep2d& k2, const Sweep3d& k3) {
   const Params p = draw_params(current_seed(), c.three_d());
   const Shape s = c.shape(p.wall);
   const std::vector<float> h_in = random_floats(s.cells(), current_seed());
@@ -293,15 +306,16 @@ void check_sweep(const Case& c, int tile, const Sweep2d& k2, const Sweep3d& k3) 
       stream.s);
   if (!err.empty()) {
     ADD_FAILURE() << describe(c, p) << ": " << err;
-    return;
+    return false;
   }
   const Report r = compare_field(d_out.download(), g, s, c.three_d(), tile);
   record_error(r);
   const std::string guards = d_out.check_guards();
-  if (r.ok() && guards.empty()) return;
+  if (r.ok() && guards.empty()) return true;
   ADD_FAILURE() << describe(c, p) << ", one sweep:\n"
                 << r.text << (guards.empty() ? "" : guards + "\n") << hints(r, s.cells(), c.bc)
                 << (d_in.check_guards().empty() ? "" : "the kernel wrote into its input's guard zone\n");
+  return false;
 }
 
 // --- many steps --------------------------------------------------------------------------------
@@ -327,7 +341,8 @@ std::string step_hints(const std::vector<float>& got, const std::vector<float>& 
   return h;
 }
 
-void check_steps(const Case& c, const Steps2d& k2, const Steps3d& k3) {
+// `c.steps` sweeps from a random state, against the golden model run as many steps; true if right.
+bool check_steps(const Case& c, const Steps2d& k2, const Steps3d& k3) {
   const Params p = draw_params(current_seed(), c.three_d());
   const Shape s = c.shape(p.wall);
   const std::vector<float> h_in = random_floats(s.cells(), current_seed());
@@ -345,22 +360,23 @@ void check_steps(const Case& c, const Steps2d& k2, const Steps3d& k3) {
       stream.s);
   if (!err.empty()) {
     ADD_FAILURE() << describe(c, p) << ": " << err;
-    return;
+    return false;
   }
   if (result != d_u.data() && result != d_tmp.data()) {
     ADD_FAILURE() << describe(c, p) << ": the pointer returned is neither d_u nor d_tmp: return the buffer that "
                   << "holds the state after the last step";
-    return;
+    return false;
   }
   const std::vector<float> got = (result == d_u.data() ? d_u : d_tmp).download();
   const Report r = compare_field(got, g, s, c.three_d());
   record_error(r);
   const std::string guards = d_u.check_guards() + d_tmp.check_guards();
-  if (r.ok() && guards.empty()) return;
+  if (r.ok() && guards.empty()) return true;
   ADD_FAILURE() << describe(c, p) << ", the state returned (" << (result == d_u.data() ? "d_u" : "d_tmp")
                 << "), tolerance grown over the steps (stencil_golden.hpp):\n"
                 << r.text << (guards.empty() ? "" : guards + "\n") << hints(r, s.cells(), c.bc, false)
                 << (r.unwritten == s.cells() ? "" : step_hints(got, h_in, s, p, c.three_d(), c.steps));
+  return false;
 }
 
 // --- Jacobi ------------------------------------------------------------------------------------
@@ -523,7 +539,10 @@ baseline::StencilArgs baseline_args(const Case& c, const Params& p, const float*
 
 // Times `student` (c.steps sweeps from the initial state in d_u; returns the buffer holding the
 // result) against the grader-owned naive sweep repeated c.steps times, interleaved, after
-// checking the student's result on the timed problem (correctness gates speed).
+// checking the student's result on the timed problem (correctness gates speed). The runner times
+// both (convlab/speed_check.hpp): before every pair it draws a fresh initial state into d_init and
+// copies it into the baseline's first buffer, and after every timed run of the student's it
+// compares the buffer the student returns with the baseline's result, cell by cell.
 void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const GraderSpec& grader,
                  const std::string& what) {
   const Params p = draw_params(current_seed(), c.three_d());
@@ -550,34 +569,62 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
       std::swap(a, b);
     }
   };
-  const auto verify = [&](const char* when) {
-    CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
-    if (result != d_u.get() && result != d_tmp.get()) {
-      ADD_FAILURE() << when << "the pointer returned is neither d_u nor d_tmp";
-      return false;
-    }
-    const Report r = compare_field((result == d_u.get() ? d_u : d_tmp).download(), g, s, c.three_d());
-    if (!r.ok()) ADD_FAILURE() << when << describe(c, p) << ":\n" << r.text << hints(r, s.cells(), c.bc);
-    return r.ok();
-  };
   Stream stream;
   prepare(stream.s);
   if (const std::string err = run(student, stream.s); !err.empty()) {
     ADD_FAILURE() << "speed not measured: " << err;
     return;
   }
-  if (!verify("speed not measured, the kernel is wrong on the timed problem: ")) return;
-  // The yardstick must be right too (it starts from the initial state only this once).
+  const char* wrong = "speed not measured, the kernel is wrong on the timed problem: ";
+  if (result != d_u.get() && result != d_tmp.get()) {
+    ADD_FAILURE() << wrong << "the pointer returned is neither d_u nor d_tmp";
+    return;
+  }
+  const Report r = compare_field((result == d_u.get() ? d_u : d_tmp).download(), g, s, c.three_d());
+  if (!r.ok()) {
+    ADD_FAILURE() << wrong << describe(c, p) << ":\n" << r.text << hints(r, s.cells(), c.bc);
+    return;
+  }
+  // The yardstick must be right too (checked here against the golden model on the seeded state).
   baseline(stream.s);
   CONVLAB_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-  const Report base = compare_field((c.steps % 2 == 0 ? b_u : b_tmp).download(), g, s, c.three_d());
+  DeviceBuffer<float>& baseline_out = c.steps % 2 == 0 ? b_u : b_tmp;  // the baseline swaps after every sweep
+  const Report base = compare_field(baseline_out.download(), g, s, c.three_d());
   ASSERT_TRUE(base.ok()) << "the grader's naive baseline is wrong (a harness bug, not yours):\n" << base.text;
+
+  SpeedSetup setup;
+  setup.baseline = baseline;
+  setup.candidate = student;
+  setup.prepare = prepare;
+  setup.stream = stream.s;
+  // A fresh initial state before every pair: drawn into d_init (prepare copies it into d_u for the
+  // student), and copied into b_u, where the baseline starts, before the baseline runs.
+  setup.refresh.address = reinterpret_cast<std::uintptr_t>(d_init.get());
+  setup.refresh.count = s.cells();
+  wire::ProgramOp to_baseline;
+  to_baseline.kind = wire::ProgramOp::Kind::copy;
+  to_baseline.dst = reinterpret_cast<std::uintptr_t>(b_u.get());
+  to_baseline.src = reinterpret_cast<std::uintptr_t>(d_init.get());
+  to_baseline.bytes = b_u.bytes();
+  setup.refresh.copies.push_back(to_baseline);
+  // Every timed run's result against the baseline's for the same state. The student's result is in
+  // the buffer its first run returned (a launcher that returns the other one on a later call fails
+  // the check: that buffer holds the poison or a stale state). Tolerance: each kernel is within the
+  // golden model's per-cell bound of the exact result, so the two differ by at most twice the bound.
+  // The bound grows with the magnitudes the sweeps see (about T gamma max|u|, stencil_golden.hpp), and
+  // the fresh state has the seeded one's distribution (|x| in [2^-8, 1], random sign; the same wall
+  // and weights), so on a grid this large its largest bound is about the seeded field's largest;
+  // twice that again is the margin: 4 x the largest bound of the golden field.
+  const double largest_bound = *std::max_element(g.bound.begin(), g.bound.end());
+  setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(result),
+                                 reinterpret_cast<std::uintptr_t>(baseline_out.get()), s.cells(), 4 * largest_bound};
+  // The least traffic: one read and one write of the grid (temporal blocking may fuse every step).
+  setup.ideal_bytes = 2.0 * double(s.cells()) * sizeof(float);
   SpeedPolicy policy;
   policy.threshold = grader.threshold;
-  // CONVLAB_SPEED_REPEAT=N makes N independent decisions on the same data (the worst counts).
-  const SpeedVerdict v = check_speedup_repeated(baseline, student, policy, what, prepare);
+  // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
+  const SpeedVerdict v = convlab::check_speed(setup, policy, what);
   record_speed(v, grader.threshold);
-  if (!verify("the output of the last timed run is wrong: every call must compute the whole result\n")) return;
   EXPECT_TRUE(v.passed) << v.message;
 }
 
