@@ -906,6 +906,16 @@ void register_lab05(Registry& reg) {
       reg.gpu("correctness", "steps3d", c.name(), [c] { check_steps(c, {}, stencil3d_steps); });
     }
   }
+  // Launch geometry: a grid of more rows than a launch may have blocks along y (65535), so a design
+  // with one row of threads per block fails, on a GPU and on the CPU backend alike (it refuses such
+  // a grid as a GPU does); 3 columns keep it cheap on the CPU backend. In 3D the contract bounds ny
+  // and nz by 65535, so blocks of at least one row and one plane always fit.
+  const Case tall{3, 70000, 0, Boundary::periodic, 1}, tall_steps{3, 70000, 0, Boundary::periodic, 3};
+  reg.gpu("correctness", "naive2d", tall.name(), [tall] { check_sweep(tall, 0, heat2d_naive, {}); });
+  reg.gpu("correctness", "tiled2d", tall.name(), [tall] { check_sweep(tall, kTile2d, heat2d_tiled, {}); });
+  reg.gpu("correctness", "steps2d", tall_steps.name(), [tall_steps] { check_steps(tall_steps, heat2d_steps, {}); });
+  reg.gpu("correctness", "temporal2d", tall_steps.name(),
+          [tall_steps] { check_steps(tall_steps, heat2d_temporal, {}); });
   // Jacobi: the GPU residual of random data; sweeps against the golden model; the stopping
   // rule; the order of accuracy against the analytic solution.
   for (int n : {1, 7, 100, 181})
