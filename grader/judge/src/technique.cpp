@@ -71,9 +71,13 @@ TechniqueView::TechniqueView(const std::vector<remote::CallRecord>& calls, doubl
 }
 
 bool TechniqueView::counted() const {
+  // Every call's records must carry counts, and every launch must have been counted: a build
+  // that counts nothing reports zeros that are not counts.
   if (calls_.empty()) return false;
   for (const auto& c : calls_)
     if (!c.evidence.counts_available) return false;
+  for (const auto& k : kernels_)
+    if (!k.launch.counted) return false;
   return true;
 }
 
