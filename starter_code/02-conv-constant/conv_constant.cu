@@ -23,12 +23,16 @@ __constant__ float c_filter[kFilterCapacity];
 __global__ void conv1d_constant_kernel(const float* __restrict__ in, float* __restrict__ out, int n, int r) {
   // TODO(student): lab 01's 1D kernel, reading the taps from c_filter instead of a
   // filter argument (about 10 lines).
+  // starter only: quiets "unused parameter" until you write this; delete it
+  (void)in, (void)out, (void)n, (void)r, (void)c_filter;
 }
 
 // out[row][col] = sum over (i, j) in [-r, r]^2 of in[row + i][col + j] * c_filter[(i + r) * (2r + 1) + (j + r)].
 __global__ void conv2d_constant_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
                                        int r) {
   // TODO(student): lab 01's 2D kernel, reading the taps from c_filter (about 14 lines).
+  // starter only: quiets "unused parameter" until you write this; delete it
+  (void)in, (void)out, (void)width, (void)height, (void)r, (void)c_filter;
 }
 
 }  // namespace
@@ -40,6 +44,7 @@ void conv1d_constant(const float* d_in, const float* h_filter, float* d_out, con
   // cudaMemcpyToSymbolAsync on `stream` (so the copy is ordered before the kernel),
   // and check its status with CONVLAB_CUDA_CHECK (1 statement).
   // TODO(student): choose a block size and enough blocks to cover all n outputs (2 lines).
+  (void)h_filter;  // starter only: quiets "unused parameter" until you write this; delete it
   const int block = 1;
   const int grid = 1;
   conv1d_constant_kernel<<<grid, block, 0, stream>>>(d_in, d_out, p.n, p.radius);
@@ -51,6 +56,7 @@ void conv2d_constant(const float* d_in, const float* h_filter, float* d_out, con
   validate(p);
   // TODO(student): copy the (2r+1)^2 taps from h_filter into c_filter, as in 1D (1 statement).
   // TODO(student): choose a 2D block shape and a 2D grid that covers the whole image (2 lines).
+  (void)h_filter;  // starter only: quiets "unused parameter" until you write this; delete it
   const dim3 block(1, 1);
   const dim3 grid(1, 1);
   conv2d_constant_kernel<<<grid, block, 0, stream>>>(d_in, d_out, p.width, p.height, p.radius);

@@ -48,22 +48,26 @@ struct Dims {
 
 __global__ void stencil3d_naive_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
   // TODO(student): one thread per cell, seven reads through at() (about 8 lines).
+  (void)in, (void)out, (void)d, (void)c;  // starter only: quiets "unused parameter" until you write this; delete it
 }
 
 __global__ void stencil3d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
   // TODO(student): PMPP fig. 8.8 in 3D (about 14 lines): __shared__ float s_in[8][8][8]; every
   // thread loads one cell of the input tile (ghosts included), barrier, the inner 6^3 compute.
+  (void)in, (void)out, (void)d, (void)c;  // starter only: quiets "unused parameter" until you write this; delete it
 }
 
 __global__ void stencil3d_coarsened_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
   // TODO(student): PMPP fig. 8.10 (about 25 lines). Shared planes s_prev, s_curr, s_next of the
   // input tile's size; load prev and curr; for each of the block's planes: load next, barrier,
   // compute (inner threads), barrier, then shift: prev <- curr, curr <- next.
+  (void)in, (void)out, (void)d, (void)c;  // starter only: quiets "unused parameter" until you write this; delete it
 }
 
 __global__ void stencil3d_register_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
   // TODO(student): PMPP fig. 8.12 (about 25 lines): as the coarsened kernel, but prev and next
   // are registers of each thread, and only the current plane is in shared memory.
+  (void)in, (void)out, (void)d, (void)c;  // starter only: quiets "unused parameter" until you write this; delete it
 }
 
 Dims dims_of(const Grid3d& g) { return Dims{g.nx, g.ny, g.nz, g.bc, g.wall}; }
