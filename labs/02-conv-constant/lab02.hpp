@@ -62,12 +62,20 @@ inline void validate(const Conv1dProblem& p) {
                                 std::to_string(kMaxRadius1d));
 }
 
+/// The tallest image: a grid has at most 65535 blocks along y (CUDA's limit), and the
+/// launcher may use blocks of one row, so that many rows always fit in one launch.
+inline constexpr int kMaxHeight = 65535;
+
 /// Throws std::invalid_argument, naming the field, unless `p` is a valid problem
-/// whose filter fits the constant buffer.
+/// (at most kMaxHeight rows) whose filter fits the constant buffer.
 inline void validate(const Conv2dProblem& p) {
   if (p.width < 1 || p.height < 1)
     throw std::invalid_argument("conv2d_constant: width and height must be >= 1, got " + std::to_string(p.width) +
                                 " x " + std::to_string(p.height));
+  if (p.height > kMaxHeight)
+    throw std::invalid_argument("conv2d_constant: height must be <= " + std::to_string(kMaxHeight) +
+                                " (a grid has at most 65535 blocks along y, and a block may be one row), got " +
+                                std::to_string(p.height));
   if (static_cast<long long>(p.width) * p.height > 0x7FFFFFFFLL)
     throw std::invalid_argument("conv2d_constant: width * height must fit in an int");
   if (p.radius < 0)
