@@ -26,11 +26,13 @@ double tolerance_for(double magnitude, int terms) {
 std::string region_of(int x, int y, const Grid& g) {
   const int r = g.radius;
   const bool left = x < r, right = x >= g.width - r;
-  if (g.height <= 1) {  // 1D
+  if (!g.is_2d()) {
     if (left && right) return "left and right border (n <= 2r)";
     if (left) return "left border";
     if (right) return "right border";
   } else {
+    // A one-row (or one-column) image is still 2D: each of its outputs is within r of the
+    // top and the bottom edge, and is named so.
     const bool top = y < r, bottom = y >= g.height - r;
     const char* v = top && bottom ? "top+bottom" : top ? "top" : bottom ? "bottom" : nullptr;
     const char* h = left && right ? "left+right" : left ? "left" : right ? "right" : nullptr;
@@ -38,15 +40,24 @@ std::string region_of(int x, int y, const Grid& g) {
     if (v) return std::string(v) + " border";
     if (h) return std::string(h) + " border";
   }
-  // Interior: name tile edges when the lab fixes a tile.
-  const auto near_edge = [r](int pos, int tile) {
-    if (tile <= 0) return false;
-    const int p = pos % tile;
-    return p < std::max(r, 1) || p >= tile - std::max(r, 1);
+  // Interior: name the tile edge (the side of the tile it lies on) when the lab fixes a tile.
+  // An output within r of its tile's left edge reads r inputs of the tile to its left: the
+  // halo that a wrong halo load gets wrong.
+  const auto side = [r](int pos, int tile, const char* low, const char* high) -> const char* {
+    if (tile <= 0) return nullptr;
+    const int band = std::max(r, 1), p = pos % tile;
+    const bool lo = p < band, hi = p >= tile - band;
+    return lo && hi ? "" : lo ? low : hi ? high : nullptr;  // "": a tile narrower than 2r
   };
-  const bool ex = near_edge(x, g.tile_x), ey = g.height > 1 && near_edge(y, g.tile_y);
-  if (ex && ey) return "tile corner (halo corner)";
-  if (ex || ey) return "tile edge";
+  const char* sx = side(x, g.tile_x, "left", "right");
+  const char* sy = g.is_2d() ? side(y, g.tile_y, "top", "bottom") : nullptr;
+  const auto with = [](const char* s, const char* what) { return *s ? std::string(s) + " " + what : std::string(what); };
+  if (sx && sy) {
+    const std::string corner = *sy && *sx ? std::string(sy) + "-" + sx + " " : "";
+    return corner + "tile corner (halo corner)";
+  }
+  if (sx) return with(sx, "tile edge");
+  if (sy) return with(sy, "tile edge");
   return "interior";
 }
 
@@ -104,7 +115,7 @@ std::string error_map(const std::vector<unsigned char>& mask, const Grid& g, int
   std::ostringstream os;
   const double cw = double(g.width) / cols, ch = double(h) / rows;
   char buf[160];
-  if (h == 1)
+  if (!g.is_2d())
     std::snprintf(buf, sizeof buf, "map of wrong outputs ('#' = some wrong, '.' = all right), one cell = %.4g elements, x = 0 at the left:\n", cw);
   else
     std::snprintf(buf, sizeof buf, "map of wrong outputs ('#' = some wrong, '.' = all right), one cell = %.4g x %.4g pixels, (0,0) top left:\n", cw, ch);
@@ -116,7 +127,7 @@ std::string error_map(const std::vector<unsigned char>& mask, const Grid& g, int
 std::string Comparison::report() const {
   std::ostringstream os;
   char buf[320];
-  const bool one_d = grid.height <= 1;
+  const bool one_d = !grid.is_2d();
   std::snprintf(buf, sizeof buf, "%zu of %zu outputs are wrong (%zu never written: still the NaN poison).\n", wrong,
                 checked, unwritten);
   os << buf;

@@ -7,6 +7,7 @@
 #include "convlab/device_buffer.hpp"
 #include "convlab/golden.hpp"
 #include "convlab/gpu.hpp"
+#include "convlab/hints.hpp"
 #include "convlab/image.hpp"
 #include "convlab/random.hpp"
 #include "convlab/conv_technique.hpp"
@@ -144,7 +145,7 @@ struct Problem {
     d_in.upload(h_in);
     d_filter.upload(h_filter);
   }
-  Grid grid(const ConvCheckOptions& o) const { return Grid{width, height, radius, o.tile_x, o.tile_y}; }
+  Grid grid(const ConvCheckOptions& o) const { return Grid{width, height, radius, o.tile_x, o.tile_y, two_d}; }
 };
 
 // Runs the kernel once on a poisoned output; returns an error text if the launch or the run failed,
@@ -171,51 +172,9 @@ std::string run_once(const std::function<void(cudaStream_t)>& launch, Problem& p
   return {};
 }
 
-// What the wrong outputs suggest, in words a student can act on.
+// What the wrong outputs suggest, in words a student can act on (convlab/hints.hpp).
 std::string diagnose(const Comparison& c, const Problem& p, const std::vector<float>& got) {
-  std::string hints;
-  if (c.unwritten == c.checked)
-    return "hint: no output was written at all — is the kernel still a TODO, is it launched with a non-empty grid, "
-           "does it store to the output?\n";
-  if (c.unwritten > 0)
-    hints += "hint: some outputs were never written — does the grid cover every output (round the block count "
-             "up), and does every thread that owns an output reach its store?\n";
-  if (c.from_unwritten_shared > 0)
-    hints += "hint: " + std::to_string(c.from_unwritten_shared) +
-             " outputs were computed from shared memory that no thread had written yet (the CPU backend marks it "
-             "with a NaN of its own; a GPU reads stale data there) — is there a __syncthreads() between the stores "
-             "that fill the tile and the reads of other threads' elements, and does every element of the tile get "
-             "loaded?\n";
-  // Which kinds of region hold the wrong outputs: image borders, tile edges, the interior.
-  bool any_interior = false, any_tile = false;
-  for (const auto& [region, n] : c.wrong_by_region) {
-    (void)n;
-    const bool tile = region.rfind("tile", 0) == 0;
-    any_tile |= tile;
-    if (!tile && region.find("border") == std::string::npos && region.find("corner") == std::string::npos)
-      any_interior = true;
-  }
-  if (!any_interior && !any_tile && !c.wrong_by_region.empty())
-    hints += "hint: only outputs within r of the edges are wrong — check the ghost cells: inputs outside the " +
-             std::string(p.two_d ? "image" : "array") + " count as 0, on every side.\n";
-  if (!any_interior && any_tile)
-    hints += "hint: the wrong outputs lie next to tile edges (and the " + std::string(p.two_d ? "image" : "array") +
-             "'s borders), where a window reaches outside its tile — check the halo: the taps that fall outside the "
-             "tile, the index they read, and the test that decides whether a tap is inside the tile.\n";
-  // A flipped filter (true convolution) gives a recognisable result: test for it.
-  if (p.radius > 0 && c.unwritten == 0) {
-    const auto flipped = flip_filter(p.h_filter);
-    const Golden alt = p.two_d ? conv2d_golden(p.h_in, p.width, p.height, flipped, p.radius)
-                               : conv1d_golden(p.h_in, flipped, p.radius);
-    std::size_t agree = 0;
-    for (const auto& m : c.first)
-      if (std::fabs(double(got[m.index]) - alt.value[m.index]) <= tolerance_for(alt.magnitude[m.index], alt.terms))
-        ++agree;
-    if (agree == c.first.size())
-      hints += "hint: these outputs equal the result with the filter reversed (true convolution). convlab computes "
-               "cross-correlation: out[i] = sum_j in[i+j] * f[j+r] — the filter is not flipped.\n";
-  }
-  return hints;
+  return conv_hints(c, HintProblem{p.width, p.height, p.radius, p.two_d, &p.h_in, &p.h_filter, &got});
 }
 
 // A 2D failure also becomes a picture: wrong outputs lit, the tile grid drawn. Returns the

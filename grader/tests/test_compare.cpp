@@ -138,8 +138,9 @@ TEST(Compare, RegionsIn2D) {
   EXPECT_EQ(region_of(98, 25, g), "right border");
   EXPECT_EQ(region_of(50, 25, g), "interior");
   const Grid tiled{100, 50, 2, 16, 16};
-  EXPECT_EQ(region_of(16, 24, tiled), "tile edge");
-  EXPECT_EQ(region_of(31, 33, tiled), "tile corner (halo corner)");
+  EXPECT_EQ(region_of(16, 24, tiled), "left tile edge");
+  EXPECT_EQ(region_of(24, 31, tiled), "bottom tile edge");
+  EXPECT_EQ(region_of(31, 33, tiled), "top-right tile corner (halo corner)");
   EXPECT_EQ(region_of(24, 24, tiled), "interior");
   EXPECT_EQ(region_of(1, 0, Grid{3, 1, 2}), "left and right border (n <= 2r)");
 }

@@ -45,10 +45,16 @@ struct Grid {
   int radius = 0;  ///< filter radius: outputs within r of an edge read ghost cells
   int tile_x = 0;  ///< output tile width, if the lab fixes one
   int tile_y = 0;  ///< output tile height, if the lab fixes one
+  /// A 2D image, even of one row: its outputs have a top and a bottom border. Without it,
+  /// a height of 1 means a 1D array.
+  bool two_d = false;
+  /// True for a 2D image: `two_d`, or more than one row.
+  bool is_2d() const { return two_d || height > 1; }
 };
 
-/// Where (x, y) lies: "interior", "left border", "top-right corner",
-/// "tile edge", "tile corner (halo corner)", ...
+/// Where (x, y) lies: "interior", "left border", "top-right corner", "top+bottom border"
+/// (a one-row image), and with a tile: "right tile edge", "top-left tile corner (halo corner)"
+/// (the side of its tile the output lies on), ...
 std::string region_of(int x, int y, const Grid& grid);
 
 /// One wrong output.
