@@ -2,6 +2,8 @@
 // See convlab/testbed.hpp.
 #include "convlab/testbed.hpp"
 
+#include "convlab/brief_failures.hpp"
+#include "convlab/gate.hpp"
 #include "convlab/gpu.hpp"
 #include "convlab/random.hpp"
 #include "convlab/record.hpp"
@@ -12,6 +14,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <stdexcept>
@@ -105,6 +108,25 @@ void check_spec_matches_tests(const Registry& reg) {
   EXPECT_EQ(spec.lab, reg.lab()) << spec.path << " names lab '" << spec.lab << "'";
 }
 
+// The build folder for `ctest --test-dir` in a replay line: relative to the source tree when
+// the build lies inside it (the README's commands run there), absolute otherwise.
+std::string replay_build_dir() {
+#if defined(CONVLAB_BINARY_DIR) && defined(CONVLAB_SOURCE_DIR)
+  const std::string build = CONVLAB_BINARY_DIR, source = CONVLAB_SOURCE_DIR;
+  if (build.rfind(source + "/", 0) == 0) return build.substr(source.size() + 1);
+  return build;
+#else
+  return "<build dir>";
+#endif
+}
+
+// When this graders executable was built: records older than it judged other kernels.
+std::filesystem::file_time_type executable_time() {
+  std::error_code ec;
+  const auto t = std::filesystem::last_write_time("/proc/self/exe", ec);
+  return ec ? std::filesystem::file_time_type::max() : t;  // unknown: trust no record
+}
+
 }  // namespace
 
 std::uint64_t current_seed() { return g_current_seed; }
@@ -146,7 +168,11 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
   for (const auto& n : names_)
     if (n == full) throw std::logic_error("convlab: test '" + full + "' registered twice");
   names_.push_back(full);
-  auto wrapped = [needs_gpu, full, body = std::move(body)] {
+  // Correctness gates speed, early (convlab/gate.hpp): the correctness grader to consult.
+  std::string gate;
+  if (kind == "speedup")
+    if (const GraderSpec* g = spec_.grader_for_test(full)) gate = g->gated_by;
+  auto wrapped = [needs_gpu, full, gate, lab = lab_, body = std::move(body)] {
     g_current_seed = test_seed(full);
     // On the CPU backend the order of a block's threads between barriers follows the test's
     // seed, so a race shows up, and replays with it.
@@ -155,8 +181,15 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
       std::string reason;
       if (!gpu_available(&reason)) GTEST_SKIP() << "GPU test skipped: " << reason;
     }
-    SCOPED_TRACE("seed " + std::to_string(g_current_seed) + "; replay this exact test with: CONVLAB_SEED=" +
-                 std::to_string(base_seed()) + " ctest --test-dir <build dir> -R '^" + full + "$' --output-on-failure");
+    // In a student's build, a speed test whose correctness grader failed in this build is not
+    // timed (it could earn nothing). Other kernels (the starter and planted bugs of the
+    // self-test) must still fail their speed graders, so they are timed as before.
+    if (!gate.empty() && g_impl == "student" && !g_results_dir.empty())
+      if (const std::string why = failed_gate(g_results_dir, lab, gate, g_impl, executable_time()); !why.empty())
+        GTEST_SKIP() << why;
+    SCOPED_TRACE("replay this exact test (seed " + std::to_string(base_seed()) + "): CONVLAB_SEED=" +
+                 std::to_string(base_seed()) + " ctest --test-dir " + replay_build_dir() + " -R '^" + full +
+                 "$' --output-on-failure");
     body();
   };
   ::testing::RegisterTest(suite.c_str(), case_name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
@@ -205,6 +238,7 @@ int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path, 
     Registry reg(lab, std::move(spec));
     register_tests(reg);
     reg.cpu("cpu", "spec", "graders_match_tests", [&reg] { check_spec_matches_tests(reg); });
+    install_brief_failures(g_results_dir, g_impl);  // a student's run: full reports for its first failures
     ::testing::UnitTest::GetInstance()->listeners().Append(new RecordListener(lab));
     return RUN_ALL_TESTS();
   } catch (const std::exception& e) {
