@@ -11,6 +11,19 @@ namespace convlab {
 BenchReport::BenchReport(std::string title, std::string device, double copy_gbs, double peak_gflops)
     : title_(std::move(title)), device_(std::move(device)), copy_gbs_(copy_gbs), peak_gflops_(peak_gflops) {}
 
+std::string BenchReport::row_line(const BenchRow& r) {
+  char buf[512];
+  const double s = r.ms.median * 1e-3;
+  std::snprintf(buf, sizeof buf, "%s %s r=%d: %.4g ms, %.0f GB/s, %.0f GFLOP/s", r.kernel.c_str(), r.size.c_str(),
+                r.radius, r.ms.median, s > 0 ? r.ideal_bytes / s / 1e9 : 0.0, s > 0 ? r.flops / s / 1e9 : 0.0);
+  std::string line = buf;
+  if (r.baseline_ms && r.ms.median > 0) {
+    std::snprintf(buf, sizeof buf, " (%.2fx the baseline)", *r.baseline_ms / r.ms.median);
+    line += buf;
+  }
+  return line;
+}
+
 std::string BenchReport::markdown() const {
   std::ostringstream os;
   char buf[512];

@@ -3,6 +3,9 @@
 
 #include "convlab/check.hpp"
 #include "convlab/gpu.hpp"
+#include "convlab/progress.hpp"
+
+#include <cstdio>
 
 #include <fstream>
 #include <iostream>
@@ -29,11 +32,26 @@ int run_benchmark(int argc, char** argv, const std::string& program, const std::
     return 77;
   }
   try {
+    // Progress on stderr: a line per finished row, and a heartbeat naming the step whenever
+    // the benchmark has been quiet for 5 s (computing a golden model, timing a kernel).
+    Heartbeat heartbeat(stderr, 5.0);
     const DeviceInfo dev = device_info();
     BenchCeilings ceilings;
+    progress_step("measuring the copy bandwidth");
     ceilings.copy_gbs = measure_copy_bandwidth_gbs();
+    progress_step("measuring the FP32 FMA peak");
     ceilings.peak_gflops = measure_fp32_peak_gflops();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "bench: ceilings measured: copy bandwidth %.0f GB/s, FP32 FMA peak %.1f TFLOP/s",
+                  ceilings.copy_gbs, ceilings.peak_gflops / 1e3);
+    heartbeat.line(buf);
     BenchReport report(title, dev.summary(), ceilings.copy_gbs, ceilings.peak_gflops);
+    int rows = 0;
+    report.on_row([&](const BenchRow& row) {
+      heartbeat.line("bench: row " + std::to_string(++rows) + ": " + BenchReport::row_line(row));
+      progress_step("measuring the row after " + row.kernel + " " + row.size + " r=" + std::to_string(row.radius));
+    });
+    progress_step("preparing the first problem");
     fill(report, options, ceilings);
     std::cout << report.markdown();
     if (!options.markdown_path.empty()) std::ofstream(options.markdown_path) << report.markdown();

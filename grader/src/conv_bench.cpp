@@ -9,6 +9,7 @@
 #include "convlab/device_buffer.hpp"
 #include "convlab/golden.hpp"
 #include "convlab/gpu.hpp"
+#include "convlab/progress.hpp"
 #include "convlab/random.hpp"
 #ifdef CONVLAB_HAVE_CUDNN
 #include "convlab/cudnn_conv.hpp"
@@ -59,6 +60,8 @@ std::vector<BenchRow> time_against_baseline(const Problem& p, const std::vector<
   std::vector<BenchRow> rows;
   DeviceBuffer<float> d_base(count), d_out(count);
   for (const auto& k : kernels) {
+    const ProgressStep step("timing " + k.name + " on " + p.size + " r=" + std::to_string(p.radius) +
+                            " against the baseline (" + std::to_string(pairs) + " interleaved pairs)");
     const SpeedRound round = measure_round([&](cudaStream_t s) { launch(baseline, d_base.get(), s); },
                                            [&](cudaStream_t s) { launch(k.fn, d_out.get(), s); }, pairs);
     verify(d_out, g, grid, k.name);

@@ -1,6 +1,8 @@
 // Golden models in double precision. See convlab/golden.hpp.
 #include "convlab/golden.hpp"
 
+#include "convlab/progress.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -41,6 +43,8 @@ Golden conv1d_golden(const std::vector<float>& in, const std::vector<float>& fil
           "conv1d_golden: filter has " + std::to_string(filter.size()) + " taps, radius " +
               std::to_string(radius) + " needs " + std::to_string(2 * radius + 1));
   const long long n = static_cast<long long>(in.size());
+  const ProgressStep step("computing the expected output of n = " + std::to_string(n) + ", r = " +
+                          std::to_string(radius) + " on the CPU (double precision)");
   Golden g;
   g.terms = 2 * radius + 1;
   g.value.assign(in.size(), 0.0);
@@ -72,6 +76,9 @@ Golden conv2d_golden(const std::vector<float>& in, int width, int height, const 
   require(in.size() == std::size_t(width) * std::size_t(height), "conv2d_golden: input is not width*height");
   const int fw = 2 * radius + 1;
   require(filter.size() == std::size_t(fw) * fw, "conv2d_golden: filter is not (2r+1)^2 taps");
+  // Minutes on a laptop for the benchmarks' largest problems: a heartbeat shows this step.
+  const ProgressStep step("computing the expected output of " + std::to_string(width) + " x " +
+                          std::to_string(height) + ", r = " + std::to_string(radius) + " on the CPU (double precision)");
   Golden g;
   g.terms = fw * fw;
   g.value.assign(in.size(), 0.0);

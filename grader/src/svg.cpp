@@ -1,0 +1,220 @@
+// A small SVG writer for log-log charts. See convlab/svg.hpp.
+#include "convlab/svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace convlab {
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// The marker's shape at (cx, cy), radius r.
+std::string marker(const SvgStyle& s, double cx, double cy, double r) {
+  std::ostringstream os;
+  const std::string fill = " fill=\"" + svg_escape(s.color) + "\" stroke=\"#ffffff\" stroke-width=\"1\"";
+  if (s.marker == "square") {
+    os << "<rect x=\"" << num(cx - r) << "\" y=\"" << num(cy - r) << "\" width=\"" << num(2 * r) << "\" height=\""
+       << num(2 * r) << "\"" << fill << "/>";
+  } else if (s.marker == "diamond") {
+    os << "<polygon points=\"" << num(cx) << "," << num(cy - r * 1.3) << " " << num(cx + r * 1.3) << "," << num(cy)
+       << " " << num(cx) << "," << num(cy + r * 1.3) << " " << num(cx - r * 1.3) << "," << num(cy) << "\"" << fill
+       << "/>";
+  } else if (s.marker == "triangle") {
+    os << "<polygon points=\"" << num(cx) << "," << num(cy - r * 1.3) << " " << num(cx + r * 1.2) << ","
+       << num(cy + r) << " " << num(cx - r * 1.2) << "," << num(cy + r) << "\"" << fill << "/>";
+  } else {
+    os << "<circle cx=\"" << num(cx) << "\" cy=\"" << num(cy) << "\" r=\"" << num(r) << "\"" << fill << "/>";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::string svg_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<double> log_ticks(double lo, double hi) {
+  std::vector<double> ticks;
+  if (!(lo > 0) || !(hi > lo)) return ticks;
+  const int first = static_cast<int>(std::ceil(std::log10(lo) - 1e-9));
+  const int last = static_cast<int>(std::floor(std::log10(hi) + 1e-9));
+  for (int e = first; e <= last; ++e) ticks.push_back(std::pow(10.0, e));
+  if (ticks.size() < 3) {
+    ticks.clear();
+    for (int e = first - 1; e <= last; ++e)
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+      }
+  }
+  return ticks;
+}
+
+std::string tick_label(double v) {
+  char buf[32];
+  const auto trim = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", x);
+    return std::string(b);
+  };
+  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%sM", trim(v / 1e6).c_str());
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%sk", trim(v / 1e3).c_str());
+  else std::snprintf(buf, sizeof buf, "%s", trim(v).c_str());
+  return buf;
+}
+
+SvgChart::SvgChart(double width, double height, std::string title)
+    : width_(width), height_(height), title_(std::move(title)) {}
+
+void SvgChart::set_axes(LogAxis x, LogAxis y) {
+  for (const LogAxis* a : {&x, &y})
+    if (!(a->min > 0) || !(a->max > a->min))
+      throw std::invalid_argument("SvgChart: a log axis needs 0 < min < max (axis '" + a->label + "')");
+  x_ = std::move(x);
+  y_ = std::move(y);
+}
+
+double SvgChart::px(double x) const {
+  const double w = width_ - left_ - right_;
+  return left_ + w * (std::log10(x) - std::log10(x_.min)) / (std::log10(x_.max) - std::log10(x_.min));
+}
+
+double SvgChart::py(double y) const {
+  const double h = height_ - top_ - bottom_;
+  return top_ + h * (1 - (std::log10(y) - std::log10(y_.min)) / (std::log10(y_.max) - std::log10(y_.min)));
+}
+
+void SvgChart::line(const std::vector<std::pair<double, double>>& points, const SvgStyle& style,
+                    const std::string& legend) {
+  lines_.push_back({points, style});
+  if (!legend.empty()) {
+    legend_.push_back({legend, style});
+    legend_is_line_.push_back(true);
+  }
+}
+
+void SvgChart::text(double x, double y, const std::string& t, const std::string& color, double angle) {
+  texts_.push_back({x, y, t, color, angle});
+}
+
+void SvgChart::point(double x, double y, const SvgStyle& style, const std::string& label, const std::string& legend) {
+  points_.push_back({x, y, style, label});
+  if (!legend.empty() &&
+      std::none_of(legend_.begin(), legend_.end(), [&](const auto& e) { return e.first == legend; })) {
+    legend_.push_back({legend, style});
+    legend_is_line_.push_back(false);
+  }
+}
+
+std::string SvgChart::str() const {
+  std::ostringstream os;
+  const double x0 = left_, x1 = width_ - right_, y0 = top_, y1 = height_ - bottom_;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+     << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << num(width_) << "\" height=\""
+     << num(height_) << "\" viewBox=\"0 0 " << num(width_) << " " << num(height_)
+     << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+     << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
+     << "<clipPath id=\"plot\"><rect x=\"" << num(x0) << "\" y=\"" << num(y0) << "\" width=\"" << num(x1 - x0)
+     << "\" height=\"" << num(y1 - y0) << "\"/></clipPath>\n";
+  os << "<text x=\"" << num(x0) << "\" y=\"28\" font-size=\"17\" font-weight=\"bold\">" << svg_escape(title_)
+     << "</text>\n";
+  if (!subtitle_.empty())
+    os << "<text x=\"" << num(x0) << "\" y=\"48\" font-size=\"12\" fill=\"#555555\">" << svg_escape(subtitle_)
+       << "</text>\n";
+  // Grid and ticks.
+  os << "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
+  for (double t : log_ticks(x_.min, x_.max))
+    os << "<line x1=\"" << num(px(t)) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(px(t)) << "\" y2=\"" << num(y1)
+       << "\"/>\n";
+  for (double t : log_ticks(y_.min, y_.max))
+    os << "<line x1=\"" << num(x0) << "\" y1=\"" << num(py(t)) << "\" x2=\"" << num(x1) << "\" y2=\"" << num(py(t))
+       << "\"/>\n";
+  os << "</g>\n<g fill=\"#333333\">\n";
+  for (double t : log_ticks(x_.min, x_.max))
+    os << "<text x=\"" << num(px(t)) << "\" y=\"" << num(y1 + 18) << "\" text-anchor=\"middle\">"
+       << svg_escape(tick_label(t)) << "</text>\n";
+  for (double t : log_ticks(y_.min, y_.max))
+    os << "<text x=\"" << num(x0 - 8) << "\" y=\"" << num(py(t) + 4) << "\" text-anchor=\"end\">"
+       << svg_escape(tick_label(t)) << "</text>\n";
+  os << "</g>\n";
+  os << "<rect x=\"" << num(x0) << "\" y=\"" << num(y0) << "\" width=\"" << num(x1 - x0) << "\" height=\""
+     << num(y1 - y0) << "\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1\"/>\n";
+  os << "<text x=\"" << num((x0 + x1) / 2) << "\" y=\"" << num(height_ - 22) << "\" text-anchor=\"middle\" font-size=\"13\">"
+     << svg_escape(x_.label) << "</text>\n";
+  os << "<text x=\"22\" y=\"" << num((y0 + y1) / 2) << "\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 22 "
+     << num((y0 + y1) / 2) << ")\">" << svg_escape(y_.label) << "</text>\n";
+  // Lines, then texts, then points (on top), all clipped to the plot area.
+  os << "<g clip-path=\"url(#plot)\">\n";
+  for (const auto& l : lines_) {
+    os << "<polyline fill=\"none\" stroke=\"" << svg_escape(l.style.color) << "\" stroke-width=\"" << num(l.style.width)
+       << "\"" << (l.style.dash.empty() ? "" : " stroke-dasharray=\"" + svg_escape(l.style.dash) + "\"")
+       << " points=\"";
+    for (const auto& [x, y] : l.points) os << num(px(x)) << "," << num(py(y)) << " ";
+    os << "\"/>\n";
+  }
+  for (const auto& t : texts_) {
+    os << "<text x=\"" << num(px(t.x)) << "\" y=\"" << num(py(t.y)) << "\" fill=\"" << svg_escape(t.color) << "\"";
+    if (t.angle != 0) os << " transform=\"rotate(" << num(t.angle) << " " << num(px(t.x)) << " " << num(py(t.y)) << ")\"";
+    os << ">" << svg_escape(t.text) << "</text>\n";
+  }
+  // Point labels: to the right of the point, moved down while they would overlap one placed
+  // before (labels of points at the same intensity stack instead of covering each other).
+  std::vector<std::pair<double, double>> placed;  // label baselines (x, y)
+  for (const auto& p : points_) {
+    os << marker(p.style, px(p.x), py(p.y), 5) << "\n";
+    if (p.label.empty()) continue;
+    const double lx = px(p.x) + 9, width = 6.6 * static_cast<double>(p.label.size());
+    double ly = py(p.y) + 4;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const auto& [qx, qy] : placed)
+        if (std::fabs(qy - ly) < 13 && lx < qx + 6.6 * 40 && qx < lx + width) {
+          ly = qy + 13;
+          moved = true;
+        }
+    }
+    placed.push_back({lx, ly});
+    os << "<text x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" font-size=\"11\" fill=\"#222222\">"
+       << svg_escape(p.label) << "</text>\n";
+  }
+  os << "</g>\n";
+  // Legend, right of the plot.
+  double ly = y0 + 10;
+  os << "<g font-size=\"12\">\n";
+  for (std::size_t i = 0; i < legend_.size(); ++i) {
+    const auto& [name, style] = legend_[i];
+    const double lx = x1 + 20;
+    if (legend_is_line_[i])
+      os << "<line x1=\"" << num(lx) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(lx + 24) << "\" y2=\"" << num(ly)
+         << "\" stroke=\"" << svg_escape(style.color) << "\" stroke-width=\"" << num(style.width) << "\""
+         << (style.dash.empty() ? "" : " stroke-dasharray=\"" + svg_escape(style.dash) + "\"") << "/>\n";
+    else
+      os << marker(style, lx + 12, ly, 5) << "\n";
+    os << "<text x=\"" << num(lx + 32) << "\" y=\"" << num(ly + 4) << "\">" << svg_escape(name) << "</text>\n";
+    ly += 22;
+  }
+  os << "</g>\n</svg>\n";
+  return os.str();
+}
+
+}  // namespace convlab
