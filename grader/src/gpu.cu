@@ -2,21 +2,35 @@
 #include "convlab/check.hpp"
 #include "convlab/device_buffer.hpp"
 #include "convlab/gpu.hpp"
+#include "convlab/gpu_reason.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace convlab {
+
+#ifndef CONVLAB_BACKEND_CPU
+// describe_cuda_unavailable() tells CUDA's errors apart by number: they must be CUDA's.
+static_assert(cuda_error::kInsufficientDriver == cudaErrorInsufficientDriver &&
+                  cuda_error::kNoDevice == cudaErrorNoDevice && cuda_error::kStubLibrary == cudaErrorStubLibrary &&
+                  cuda_error::kSystemDriverMismatch == cudaErrorSystemDriverMismatch &&
+                  cuda_error::kDevicesUnavailable == cudaErrorDevicesUnavailable &&
+                  cuda_error::kCallRequiresNewerDriver == cudaErrorCallRequiresNewerDriver,
+              "convlab/gpu_reason.hpp's error numbers must be CUDA's");
+#endif
 
 bool gpu_available(std::string* reason) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
-    if (reason)
-      *reason = err != cudaSuccess ? std::string("no usable CUDA device: cudaGetDeviceCount says '") +
-                                         cudaGetErrorString(err) + "'"
-                                   : std::string("no CUDA device on this machine");
+    if (reason) {
+      int driver = 0, runtime = 0;
+      cudaDriverGetVersion(&driver);  // 0 when no driver is installed
+      cudaRuntimeGetVersion(&runtime);
+      *reason = describe_cuda_unavailable(err, count, driver, runtime, std::getenv("CUDA_VISIBLE_DEVICES"));
+    }
     cudaGetLastError();  // clear the sticky state, if any
     return false;
   }

@@ -72,12 +72,12 @@ inline void validate(const Conv2dProblem& p) {
   if (p.width < 1 || p.height < 1)
     throw std::invalid_argument("conv2d_constant: width and height must be >= 1, got " + std::to_string(p.width) +
                                 " x " + std::to_string(p.height));
+  if (static_cast<long long>(p.width) * p.height > 0x7FFFFFFFLL)
+    throw std::invalid_argument("conv2d_constant: width * height must fit in an int");
   if (p.height > kMaxHeight)
     throw std::invalid_argument("conv2d_constant: height must be <= " + std::to_string(kMaxHeight) +
                                 " (a grid has at most 65535 blocks along y, and a block may be one row), got " +
                                 std::to_string(p.height));
-  if (static_cast<long long>(p.width) * p.height > 0x7FFFFFFFLL)
-    throw std::invalid_argument("conv2d_constant: width * height must fit in an int");
   if (p.radius < 0)
     throw std::invalid_argument("conv2d_constant: radius must be >= 0, got " + std::to_string(p.radius));
   if (p.radius > kMaxRadius) {
