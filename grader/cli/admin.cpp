@@ -2,6 +2,7 @@
 #include "admin.hpp"
 
 #include "hardware.hpp"
+#include "progress.hpp"
 #include "sandbox.hpp"
 #include "scoring.hpp"
 #include "util.hpp"
@@ -42,12 +43,19 @@ int calibrate_main(const Project& p, const CalibrateOptions& o) {
   std::vector<std::string> configure = {"cmake", "-S", p.root, "-B", build, "--preset", o.preset,
                                         "-DCONVLAB_IMPL=reference", "-DCONVLAB_SELFTEST=OFF", "-DCONVLAB_BENCHMARKS=OFF"};
   if (!o.cuda_arch.empty()) configure.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + o.cuda_arch);
-  std::cout << "building the reference graders in " << build << " ..." << std::endl;
-  RunResult r = run_tool(configure, p.root, 900);
+  const auto tool = [&](std::vector<std::string> argv, double timeout_s) {
+    RunSpec s;
+    s.argv = std::move(argv);
+    s.cwd = p.root;
+    s.limits.timeout_s = timeout_s;
+    s.limits.open_files = 0;
+    return s;
+  };
+  RunResult r = run_with_progress("configuring the reference build in " + build, tool(configure, 900));
   if (!r.ok()) throw Error("cannot configure the reference build: " + r.describe() + "\n" + r.output);
   std::vector<std::string> targets = {"cmake", "--build", build, "--target"};
   for (const Lab* l : labs) targets.push_back(l->spec.lab + "_graders");
-  r = run_tool(targets, p.root, 3600);
+  r = run_with_progress("building the reference graders", tool(targets, 3600));
   if (!r.ok()) throw Error("cannot build the reference graders: " + r.describe() + "\n" + r.output);
 
   json out_labs = json::object();
@@ -65,8 +73,13 @@ int calibrate_main(const Project& p, const CalibrateOptions& o) {
     s.limits.open_files = 0;
     for (char** e = ::environ; *e; ++e)
       if (!starts_with(*e, "CONVLAB_CALIBRATION=") && !starts_with(*e, "CONVLAB_RESULTS_DIR=")) s.env.emplace_back(*e);
-    std::cout << "timing the reference of " << l->spec.lab << " ..." << std::endl;
-    r = run_sandboxed(s);
+    // A bar over the lab's speed tests: each takes seconds to minutes.
+    int speed_tests = 0;
+    {
+      const RunResult list = run_tool({s.argv[0], "--gtest_list_tests", s.argv[1]}, "", 60);
+      for (const auto& line : split(list.output, '\n')) speed_tests += starts_with(line, "  ") ? 1 : 0;
+    }
+    r = run_with_progress("timing the reference of " + l->spec.lab, s, speed_tests, "[ RUN      ] ");
     std::map<std::string, double> lowest;
     for (const auto& e : fs::directory_iterator(results, ec)) {
       const TestOutcome t = read_record(e.path().string());

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -55,6 +56,12 @@ public:
     file_ << "[" << utc_now() << "] " << text << "\n";
     file_.flush();
     if (console) std::cout << text << std::endl;
+    if (console) last_console_ = now_s();
+  }
+  // When a line last reached the terminal (now_s()).
+  double last_console() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_console_;
   }
   void raw(const std::string& text) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -65,6 +72,7 @@ public:
 private:
   std::mutex mu_;
   std::ofstream file_;
+  double last_console_ = now_s();
 };
 
 // A queue that workers wait on; closed when no more items will come.
@@ -334,6 +342,9 @@ void Grader::setup_slot(int slot) {
   std::vector<std::string> configure = {"cmake", "-S", src, "-B", build, "--preset", opt_.preset,
                                         "-DCONVLAB_IMPL=student", "-DCONVLAB_SELFTEST=OFF", "-DCONVLAB_BENCHMARKS=OFF"};
   if (!opt_.cuda_arch.empty()) configure.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + opt_.cuda_arch);
+  // The student's preset picks its backend by what the machine has; grading with it means the
+  // GPU graders, always (grade with --preset cpu for the CPU backend's correctness graders).
+  if (opt_.preset == "default") configure.push_back("-DCONVLAB_BACKEND=cuda");
   for (const auto& a : opt_.cmake_args) configure.push_back(a);
   RunResult r = run_tool(configure, src, 900);
   log_->raw("---- slot " + std::to_string(slot) + ": configure\n" + r.output + "\n");
@@ -544,6 +555,19 @@ void Grader::build_job(Job& job, int slot) {
   for (const auto& f : restored)
     if (!starts_with(f, "starter_code/")) log_->line("slot " + std::to_string(slot) + ": restored " + f, false);
   for (const Lab* l : labs_) job.labs.push_back(build_lab(job, *l, slot));
+  // Without --labs, a submission is graded for the labs it holds files of, and reported out of
+  // their points (a lab 01 submission: "77.5 / 100", not out of every lab's points).
+  const bool any = std::any_of(job.labs.begin(), job.labs.end(), [](const BuiltLab& b) { return b.submitted; });
+  if (opt_.labs.empty() && any) {
+    std::string absent;
+    for (const auto& b : job.labs)
+      if (!b.submitted) absent += (absent.empty() ? "" : ", ") + b.spec.lab;
+    job.labs.erase(std::remove_if(job.labs.begin(), job.labs.end(), [](const BuiltLab& b) { return !b.submitted; }),
+                   job.labs.end());
+    if (!absent.empty())
+      job.sub.notes.push_back("graded for the labs it holds files of; no files of " + absent +
+                              " (grade with --labs to count those too)");
+  }
 }
 
 void Grader::build_worker(int slot) {
@@ -741,7 +765,7 @@ void Grader::finish(Job& job, StudentResult result) {
   result.seconds = 0;
   for (const auto& l : result.labs) result.seconds += l.build_s + l.run_s;
   write_file_atomic(opt_.out + "/state/" + result.student + ".json", to_json(result));
-  write_file_atomic(opt_.out + "/feedback/" + result.student + ".md", feedback_markdown(result));
+  write_file_atomic(opt_.out + "/feedback/" + result.student + ".md", feedback_markdown(result, opt_.preset));
   write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result));
   std::string line = "[" + std::to_string(++done_) + "/" + std::to_string(total_) + "] " + result.student + ": " +
                      fmt_points(result.total()) + " / " + fmt_points(result.max_total());
@@ -1011,12 +1035,25 @@ int Grader::run() {
   build_q_.close();
 
   slot_ready_.assign(opt_.jobs, 0);
+  // Progress: the harness builds and the graders take minutes; a line whenever 15 s pass quietly.
+  const double t0 = now_s();
+  std::atomic<bool> finished{false};
+  std::thread heartbeat([&] {
+    while (!finished) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      if (!finished && now_s() - log_->last_console() >= 15)
+        log_->line("grading: " + std::to_string(done_.load()) + " of " + std::to_string(total_) +
+                   " submissions done, " + fmt_seconds(now_s() - t0) + " so far (building and running; grade.log has the details)");
+    }
+  });
   std::vector<std::thread> builders, runners;
   for (int k = 0; k < opt_.jobs; ++k) builders.emplace_back([this, k] { build_worker(k); });
   for (const auto& gpu : opt_.gpus) runners.emplace_back([this, gpu] { run_worker(gpu); });
   for (auto& t : builders) t.join();
   run_q_.close();
   for (auto& t : runners) t.join();
+  finished = true;
+  heartbeat.join();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   if (fatal_) throw Error(fatal_message_);

@@ -5,14 +5,41 @@
 #include "util.hpp"
 
 #include <convlab/gpu.hpp>
+#include <convlab/testbed.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <thread>
 
 namespace convlab::cli {
 
+namespace {
+
+// The CPU this runs on, as /proc/cpuinfo names it ("" when it cannot be read).
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (starts_with(line, "model name")) return trim(line.substr(line.find(':') + 1));
+  return "";
+}
+
+}  // namespace
+
 int hardware_main(bool as_json) {
   nlohmann::json j;
+  if (kCpuBackend) {
+    // The CPU backend has no GPU to describe: no device figures (they would all read 0).
+    const std::string model = cpu_model();
+    j["available"] = false;
+    j["backend"] = "cpu";
+    j["reason"] = "this convlab was built with the CPU backend: kernels run on the CPU, nothing is timed";
+    j["summary"] = "CPU backend (no GPU timing): " + (model.empty() ? std::string("this CPU") : model) + ", " +
+                   std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
+    if (as_json) std::cout << j.dump(2) << "\n";
+    else std::cout << j["summary"].get<std::string>() << "\n";
+    return 1;
+  }
   std::string reason;
   j["available"] = gpu_available(&reason);
   if (!j["available"].get<bool>()) {

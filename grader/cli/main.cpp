@@ -24,23 +24,40 @@ int main(int argc, char** argv) {
 
   StudentBuild sb;
   const auto student_opts = [&](CLI::App* c) {
-    c->add_option("--preset", sb.preset, "CMake configure preset of your build")->capture_default_str();
+    c->add_option("--preset", sb.preset,
+                  "CMake configure preset of your build (default: the one you built last, default or cpu)");
     c->add_option("--build-dir", sb.dir, "build folder (default: build/PRESET)");
   };
-  std::string lab;
+  std::string lab, only, plot;
   auto* status = app.add_subcommand("status", "every lab: graders passed, speed reached, what to do next");
   student_opts(status);
   auto* check = app.add_subcommand("check", "build and run a lab's graders; explain each failure");
   check->add_option("LAB", lab, "lab01, 01 or 01-conv-basic")->required();
+  check->add_option("--only", only, "one kernel of the lab: conv1d, conv2d_tiled_in, ...");
   student_opts(check);
   auto* bench = app.add_subcommand("bench", "a lab's benchmark: your kernels, the baseline, the GPU's limits");
   bench->add_option("LAB", lab, "the lab")->required();
+  bench->add_option("--plot", plot, "also draw the run's roofline chart into this SVG file");
   student_opts(bench);
   int cycles = 0;
   auto* watch = app.add_subcommand("watch", "check a lab again whenever one of its files changes");
   watch->add_option("LAB", lab, "the lab")->required();
   watch->add_option("--cycles", cycles, "stop after this many checks (0: never)");
+  watch->add_option("--only", only, "one kernel of the lab");
   student_opts(watch);
+  std::string plot_json;
+  auto* plot_cmd = app.add_subcommand("plot", "the roofline chart (SVG) of a saved benchmark run (<lab>_bench --json)");
+  plot_cmd->add_option("BENCH_JSON", plot_json, "the benchmark's JSON")->required()->check(CLI::ExistingFile);
+  plot_cmd->add_option("--out", plot, "the SVG file to write")->required();
+  // The steps that open and close a student's ctest run (convlab.run_start, convlab.run_end), and
+  // the summary after it (CTEST_CUSTOM_POST_TEST).
+  std::string run_build;
+  auto* run_start = app.add_subcommand("__run-start", "")->group("");
+  run_start->add_option("--build-dir", run_build)->required();
+  auto* run_end = app.add_subcommand("__run-end", "")->group("");
+  run_end->add_option("--build-dir", run_build)->required();
+  auto* next_step = app.add_subcommand("__next-step", "")->group("");
+  next_step->add_option("--build-dir", run_build)->required();
 
   GradeOptions go;
   std::string gpus = "0", labs, sanitize;
@@ -95,6 +112,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (hardware->parsed()) return hardware_main(as_json);
+    if (plot_cmd->parsed()) return plot_main(plot_json, plot);
     const Project project = load_project(find_root(root));
     if (labs_cmd->parsed()) {
       for (const auto& l : project.labs)
@@ -103,9 +121,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (status->parsed()) return status_main(project, sb);
-    if (check->parsed()) return check_main(project, sb, lab);
-    if (bench->parsed()) return bench_main(project, sb, lab);
-    if (watch->parsed()) return watch_main(project, sb, lab, cycles);
+    if (check->parsed()) return check_main(project, sb, lab, only);
+    if (bench->parsed()) return bench_main(project, sb, lab, plot);
+    if (watch->parsed()) return watch_main(project, sb, lab, cycles, only);
+    if (run_start->parsed()) return run_start_main(project, run_build);
+    if (run_end->parsed()) return run_end_main(project, run_build);
+    if (next_step->parsed()) return next_step_main(project, run_build);
     if (grade->parsed()) {
       for (auto& a : go.cmake_args)
         if (!starts_with(a, "-D")) a = "-D" + a;

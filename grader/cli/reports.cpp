@@ -176,7 +176,7 @@ std::string gradebook_csv(const std::vector<StudentResult>& students, const std:
   return out.str();
 }
 
-std::string feedback_markdown(const StudentResult& r) {
+std::string feedback_markdown(const StudentResult& r, const std::string& preset) {
   std::ostringstream md;
   md << "# Grading feedback: " << r.student << "\n\n"
      << "Total: **" << fmt_points(r.total()) << " / " << fmt_points(r.max_total()) << "**";
@@ -212,7 +212,7 @@ std::string feedback_markdown(const StudentResult& r) {
         md << "- `" << t.name << "`" << (t.ratio ? " (speed-up " + ratio_text(t.ratio) + ")" : "") << "\n\n";
         if (!t.message.empty()) md << fenced(head_lines(t.message, 40));
         if (t.recorded && !t.skipped)
-          md << "\n  Replay: `CONVLAB_SEED=" << t.base_seed << " ctest --test-dir build/default -R '^" << t.name
+          md << "\n  Replay: `CONVLAB_SEED=" << t.base_seed << " ctest --test-dir build/" << preset << " -R '^" << t.name
              << "$' --output-on-failure`\n";
         md << "\n";
       }

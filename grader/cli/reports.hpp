@@ -35,8 +35,9 @@ StudentResult student_from_json(const std::string& text);
 /// with a column per lab and the total.
 std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
                           const std::vector<double>& lab_max);
-/// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold.
-std::string feedback_markdown(const StudentResult& r);
+/// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold;
+/// replay commands name the build folder of `preset`, the preset the submission was graded with.
+std::string feedback_markdown(const StudentResult& r, const std::string& preset = "default");
 /// `results/<student>.json` in Gradescope's results.json format.
 std::string gradescope_json(const StudentResult& r);
 

@@ -3,6 +3,7 @@
 
 #include "util.hpp"
 
+#include <convlab/gate.hpp>
 #include <convlab/record.hpp>
 #include <nlohmann/json.hpp>
 
@@ -19,10 +20,9 @@ std::optional<double> number(const json& j, const char* key) {
   return std::nullopt;
 }
 
-std::string first_line(const std::string& s) {
-  const std::string t = trim(s);
-  return t.substr(0, t.find('\n'));
-}
+// The line of a message that says what happened: not GoogleTest's bare "Failed" that
+// precedes a grader's own words (convlab/gate.hpp).
+std::string first_line(const std::string& s) { return first_informative_line(s); }
 
 // A failing speed test whose only fault is a speed-up below the threshold
 // prints decide_speedup()'s message ("... is below the threshold ..." or
@@ -106,7 +106,8 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
                  (run.problem.empty() ? std::string() : " (" + run.problem + ")");
     } else if (!r.ran) {
       const auto& t = run.tests.front();
-      r.reason = "not run: " + (t.message.empty() ? run.problem : first_line(t.message));
+      const std::string why = t.message.empty() ? run.problem : first_line(t.message);
+      r.reason = starts_with(why, "not run") || starts_with(why, "not timed") ? why : "not run: " + why;
     } else if (g.kind == "correctness" || g.kind == "technique") {
       r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
       if (r.passed) {
