@@ -42,6 +42,15 @@ double median(std::vector<double> v) {
 double floor_decade(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double ceil_decade(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 
+// "268435456" -> "268M" (a 1D length), "8192x8192" as it is.
+std::string short_size(const std::string& size) {
+  if (size.empty() || size.find_first_not_of("0123456789") != std::string::npos || size.size() < 7) return size;
+  const double v = std::stod(size);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v >= 1e9 ? "%.3gG" : "%.3gM", v >= 1e9 ? v / 1e9 : v / 1e6);
+  return buf;
+}
+
 std::string with_commas(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", v);
@@ -89,7 +98,8 @@ Roofline roofline_from_bench_json(const std::string& text) {
     const double ms = positive(row, "median_ms", where + " (" + kernel + ")");
     const double bytes = positive(row, "ideal_bytes", where + " (" + kernel + ")");
     const double flops = positive(row, "flops", where + " (" + kernel + ")");
-    const std::string suffix = " r=" + std::to_string(radius) + (many_sizes && !size.empty() ? " " + size : "");
+    const std::string problem = "r=" + std::to_string(radius) + (many_sizes && !size.empty() ? " " + short_size(size) : "");
+    const std::string suffix = " " + problem;
     Problem& p = problems[{size, radius}];
     p.intensity = flops / bytes;
     p.flops = flops;
@@ -111,18 +121,22 @@ Roofline roofline_from_bench_json(const std::string& text) {
       pt.series = "other kernels";
     }
     pt.label = name + suffix;
+    pt.kernel = name;
+    pt.problem = problem;
     r.points.push_back(pt);
     if (const auto b = optional_ms(row, "baseline_ms")) p.baseline_ms.push_back(*b);
     if (const auto c = optional_ms(row, "cudnn_ms")) p.cudnn_ms.push_back(*c);
   }
   if (r.points.empty()) throw std::invalid_argument("benchmark JSON: no rows");
   for (const auto& [key, p] : problems) {
-    const std::string suffix = " r=" + std::to_string(key.second) + (many_sizes && !key.first.empty() ? " " + key.first : "");
+    const std::string problem =
+        "r=" + std::to_string(key.second) + (many_sizes && !key.first.empty() ? " " + short_size(key.first) : "");
     if (!p.baseline_row && !p.baseline_ms.empty())
-      r.points.push_back({"naive" + suffix, "naive baseline (grader)", p.intensity,
+      r.points.push_back({"naive " + problem, "naive", problem, "naive baseline (grader)", p.intensity,
                           p.flops / (median(p.baseline_ms) * 1e-3) / 1e9});
     if (!p.cudnn_ms.empty())
-      r.points.push_back({"cuDNN" + suffix, "cuDNN", p.intensity, p.flops / (median(p.cudnn_ms) * 1e-3) / 1e9});
+      r.points.push_back({"cuDNN " + problem, "cuDNN", problem, "cuDNN", p.intensity,
+                          p.flops / (median(p.cudnn_ms) * 1e-3) / 1e9});
   }
   return r;
 }
@@ -147,12 +161,12 @@ std::string roofline_svg(const Roofline& r) {
   // The ceilings' names, along their lines.
   char buf[160];
   std::snprintf(buf, sizeof buf, "copy bandwidth %s GB/s", with_commas(r.copy_gbs).c_str());
-  const double sx = std::sqrt(x_min * ridge) / 1.8;  // on the slope, left of the ridge
+  const double sx = x_min * 1.06;  // on the slope, at its left end, away from the kernels' points
   const double angle = std::atan2(chart.py(r.copy_gbs * ridge) - chart.py(r.copy_gbs * x_min),
                                   chart.px(ridge) - chart.px(x_min)) * 180 / 3.14159265358979;
   chart.text(sx, r.copy_gbs * sx * 1.35, buf, "#444444", angle);
   std::snprintf(buf, sizeof buf, "FP32 FMA peak %.1f TFLOP/s", r.peak_gflops / 1e3);
-  chart.text(std::max(ridge * 1.3, x_min * 1.2), r.peak_gflops * 1.25, buf, "#444444");
+  chart.text(x_max / 1.15, r.peak_gflops * 1.2, buf, "#444444", 0, "end");
   // Points: the baseline first, then the kernels, cuDNN last (on top).
   const std::vector<std::pair<std::string, SvgStyle>> series = {
       {"naive baseline (grader)", {"#7f7f7f", 0, "", "square"}},
@@ -161,9 +175,16 @@ std::string roofline_svg(const Roofline& r) {
       {"your kernels", {"#d62728", 0, "", "circle"}},
       {"cuDNN", {"#2ca02c", 0, "", "triangle"}},
   };
+  // The lab's kernels are labelled by name; the baseline and cuDNN by their markers (legend).
   for (const auto& [name, style] : series)
     for (const auto& p : r.points)
-      if (p.series == name) chart.point(p.intensity, p.gflops, style, p.label, name);
+      if (p.series == name)
+        chart.point(p.intensity, p.gflops, style,
+                    name == "naive baseline (grader)" || name == "cuDNN" ? "" : p.kernel, name);
+  // Each column of points: its problem, once.
+  std::set<std::pair<double, std::string>> columns;
+  for (const auto& p : r.points) columns.insert({p.intensity, p.problem});
+  for (const auto& [x, problem] : columns) chart.column_label(x, problem);
   return chart.str();
 }
 

@@ -113,9 +113,12 @@ void SvgChart::line(const std::vector<std::pair<double, double>>& points, const 
   }
 }
 
-void SvgChart::text(double x, double y, const std::string& t, const std::string& color, double angle) {
-  texts_.push_back({x, y, t, color, angle});
+void SvgChart::text(double x, double y, const std::string& t, const std::string& color, double angle,
+                    const std::string& anchor) {
+  texts_.push_back({x, y, t, color, angle, anchor});
 }
+
+void SvgChart::column_label(double x, const std::string& text) { columns_.push_back({x, text}); }
 
 void SvgChart::point(double x, double y, const SvgStyle& style, const std::string& label, const std::string& legend) {
   points_.push_back({x, y, style, label});
@@ -173,29 +176,64 @@ std::string SvgChart::str() const {
     os << "\"/>\n";
   }
   for (const auto& t : texts_) {
-    os << "<text x=\"" << num(px(t.x)) << "\" y=\"" << num(py(t.y)) << "\" fill=\"" << svg_escape(t.color) << "\"";
+    os << "<text x=\"" << num(px(t.x)) << "\" y=\"" << num(py(t.y)) << "\" fill=\"" << svg_escape(t.color) << "\""
+       << (t.anchor == "start" ? "" : " text-anchor=\"" + svg_escape(t.anchor) + "\"");
     if (t.angle != 0) os << " transform=\"rotate(" << num(t.angle) << " " << num(px(t.x)) << " " << num(py(t.y)) << ")\"";
     os << ">" << svg_escape(t.text) << "</text>\n";
   }
-  // Point labels: to the right of the point, moved down while they would overlap one placed
-  // before (labels of points at the same intensity stack instead of covering each other).
-  std::vector<std::pair<double, double>> placed;  // label baselines (x, y)
-  for (const auto& p : points_) {
-    os << marker(p.style, px(p.x), py(p.y), 5) << "\n";
-    if (p.label.empty()) continue;
-    const double lx = px(p.x) + 9, width = 6.6 * static_cast<double>(p.label.size());
-    double ly = py(p.y) + 4;
+  // Labels, placed where they cover no other label, no marker and stay inside the plot: to the
+  // right of the point, else to its left, above, below, or a little higher or lower; where no
+  // place is free, the first that stays inside.
+  struct Box {
+    double x0, y0, x1, y1;
+    bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  };
+  std::vector<Box> taken;
+  for (const auto& p : points_) taken.push_back({px(p.x) - 6, py(p.y) - 6, px(p.x) + 6, py(p.y) + 6});
+  const auto text_box = [](double x, double y, double width, const std::string& anchor) {
+    const double left = anchor == "start" ? x : anchor == "end" ? x - width : x - width / 2;
+    return Box{left, y - 10, left + width, y + 3};
+  };
+  // The column labels first, along the foot of the plot, stacked upwards where they would meet.
+  for (const auto& [x, label] : columns_) {
+    const double width = 6.0 * static_cast<double>(label.size());
+    double y = y1 - 6;
+    Box box = text_box(px(x), y, width, "middle");
     for (bool moved = true; moved;) {
       moved = false;
-      for (const auto& [qx, qy] : placed)
-        if (std::fabs(qy - ly) < 13 && lx < qx + 6.6 * 40 && qx < lx + width) {
-          ly = qy + 13;
+      for (const auto& b : taken)
+        if (box.overlaps(b)) {
+          y -= 13;
+          box = text_box(px(x), y, width, "middle");
           moved = true;
         }
     }
-    placed.push_back({lx, ly});
-    os << "<text x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" font-size=\"11\" fill=\"#222222\">"
-       << svg_escape(p.label) << "</text>\n";
+    taken.push_back(box);
+    os << "<text x=\"" << num(px(x)) << "\" y=\"" << num(y) << "\" text-anchor=\"middle\" font-size=\"10\" "
+       << "fill=\"#777777\">" << svg_escape(label) << "</text>\n";
+  }
+  for (const auto& p : points_) os << marker(p.style, px(p.x), py(p.y), 5) << "\n";
+  for (const auto& p : points_) {
+    if (p.label.empty()) continue;
+    const double x = px(p.x), y = py(p.y), width = 6.3 * static_cast<double>(p.label.size());
+    const struct {
+      double dx, dy;
+      const char* anchor;
+    } places[] = {{9, 4, "start"}, {-9, 4, "end"}, {0, -9, "middle"}, {0, 17, "middle"},
+                  {9, -9, "start"}, {9, 17, "start"}, {-9, -9, "end"}, {-9, 17, "end"}};
+    int chosen = -1, inside = -1;
+    for (int i = 0; i < 8 && chosen < 0; ++i) {
+      const Box b = text_box(x + places[i].dx, y + places[i].dy, width, places[i].anchor);
+      if (b.x0 < x0 || b.x1 > x1 || b.y0 < y0 || b.y1 > y1) continue;
+      if (inside < 0) inside = i;
+      if (std::none_of(taken.begin(), taken.end(), [&](const Box& o) { return b.overlaps(o); })) chosen = i;
+    }
+    if (chosen < 0) chosen = inside < 0 ? 0 : inside;
+    const double lx = x + places[chosen].dx, ly = y + places[chosen].dy;
+    taken.push_back(text_box(lx, ly, width, places[chosen].anchor));
+    os << "<text x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" font-size=\"11\" fill=\"#222222\""
+       << (std::string(places[chosen].anchor) == "start" ? "" : std::string(" text-anchor=\"") + places[chosen].anchor + "\"")
+       << ">" << svg_escape(p.label) << "</text>\n";
   }
   os << "</g>\n";
   // Legend, right of the plot.

@@ -81,18 +81,31 @@ TEST(Svg, DocumentHoldsWhatWasDrawn) {
   EXPECT_EQ(count(s, "<"), count(s, ">"));
 }
 
-TEST(Svg, StackedLabelsDoNotOverlap) {
+TEST(Svg, LabelsOfPointsTogetherDoNotOverlap) {
   SvgChart c(800, 500, "t");
   c.set_axes({0.1, 100, "x"}, {10, 1e5, "y"});
   c.point(2, 2000, {}, "first label");
   c.point(2, 2001, {}, "second label");
+  c.column_label(2, "r=3");
+  c.column_label(2.05, "r=4 (1D)");
   const std::string s = c.str();
-  const auto y_of = [&](const std::string& label) {
-    const auto at = s.rfind("<text", s.find(">" + label + "<"));
-    const auto y = s.find("y=\"", at) + 3;
-    return std::stod(s.substr(y, s.find('"', y) - y));
+  struct Placed {
+    double x, y;
+    std::string anchor;
   };
-  EXPECT_GE(std::fabs(y_of("first label") - y_of("second label")), 12.9);
+  const auto placed = [&](const std::string& label) {
+    const auto at = s.rfind("<text", s.find(">" + label + "<"));
+    const std::string tag = s.substr(at, s.find('>', at) - at);
+    const auto attr = [&](const std::string& name) {
+      const auto b = tag.find(name + "=\"");
+      return b == std::string::npos ? std::string() : tag.substr(b + name.size() + 2, tag.find('"', b + name.size() + 2) - b - name.size() - 2);
+    };
+    return Placed{std::stod(attr("x")), std::stod(attr("y")), attr("text-anchor")};
+  };
+  const Placed a = placed("first label"), b = placed("second label");
+  EXPECT_TRUE(std::fabs(a.y - b.y) >= 12.9 || a.anchor != b.anchor) << a.x << "," << a.y << " " << b.x << "," << b.y;
+  // The column labels of nearby columns stack instead of covering each other.
+  EXPECT_GE(std::fabs(placed("r=3").y - placed("r=4 (1D)").y), 12.9);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ namespace convlab {
 /// One measured kernel on one problem.
 struct RooflinePoint {
   std::string label;        ///< "conv2d_cached r=3 8192x8192"
+  std::string kernel;       ///< "conv2d_cached" (the point's label in the chart)
+  std::string problem;      ///< "r=3 8192x8192" (the label of its column of points)
   std::string series;       ///< "naive baseline", "your kernels", "reference kernels", "cuDNN", ...
   double intensity = 0;     ///< FLOP per ideal byte
   double gflops = 0;        ///< achieved GFLOP/s
@@ -36,8 +38,9 @@ struct Roofline {
 Roofline roofline_from_bench_json(const std::string& json_text);
 
 /// The chart as an SVG document: log-log axes, the bandwidth roof up to the ridge point and the
-/// compute roof after it, both labelled with their measured values, one labelled point per
-/// kernel and problem, a legend.
+/// compute roof after it, both labelled with their measured values, a point per kernel and
+/// problem (the lab's kernels labelled by name; the baseline and cuDNN by their markers), each
+/// column of points labelled with its problem at the foot of the plot, a legend.
 std::string roofline_svg(const Roofline& r);
 
 }  // namespace convlab

@@ -55,8 +55,13 @@ public:
   void set_subtitle(std::string text) { subtitle_ = std::move(text); }
   /// A polyline through `points`; `legend` (if not empty) adds a legend entry.
   void line(const std::vector<std::pair<double, double>>& points, const SvgStyle& style, const std::string& legend = "");
-  /// Text at a data position, e.g. a ceiling's name above its line (rotated by `angle` degrees).
-  void text(double x, double y, const std::string& text, const std::string& color = "#333333", double angle = 0);
+  /// Text at a data position, e.g. a ceiling's name above its line (rotated by `angle` degrees);
+  /// `anchor` is SVG's text-anchor: start, middle or end.
+  void text(double x, double y, const std::string& text, const std::string& color = "#333333", double angle = 0,
+            const std::string& anchor = "start");
+  /// A label at the foot of the plot for the column of points at `x` (e.g. the problem they
+  /// share); labels that would overlap are stacked upwards.
+  void column_label(double x, const std::string& text);
   /// A point with a label next to it; `legend` (if not empty) adds a legend entry once per name.
   void point(double x, double y, const SvgStyle& style, const std::string& label, const std::string& legend = "");
   /// Pixel position of a data value (for tests and for placing text).
@@ -80,6 +85,7 @@ private:
     double x, y;
     std::string text, color;
     double angle;
+    std::string anchor;
   };
   double width_, height_;
   std::string title_, subtitle_;
@@ -88,6 +94,7 @@ private:
   std::vector<Line> lines_;
   std::vector<Point> points_;
   std::vector<Text> texts_;
+  std::vector<std::pair<double, std::string>> columns_;
   std::vector<std::pair<std::string, SvgStyle>> legend_;
   std::vector<bool> legend_is_line_;
 };
