@@ -2,13 +2,16 @@
 // order of failures, the status table, the single next step, progress lines.
 #include "lab_status.hpp"
 #include "progress.hpp"
+#include "project.hpp"
 #include "reports.hpp"
 #include "scoring.hpp"
+#include "student.hpp"
 #include "util.hpp"
 
 #include <convlab/spec.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -245,6 +248,73 @@ TEST(Feedback, ReplayNamesTheGradedPresetsBuildFolder) {
   EXPECT_EQ(md.find("build/default"), std::string::npos);
   // gtest's bare "Failed" is not the reason.
   EXPECT_NE(md.find("lab07.correctness.a.n1_r0: wrong"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace convlab::cli
+
+namespace convlab::cli {
+namespace {
+
+// A convlab tree with one lab, and a build folder whose results a run wrote.
+class StudentRun : public TempDir {
+protected:
+  void SetUp() override {
+    TempDir::SetUp();
+    fs::create_directories(root_ / "labs" / "07-demo");
+    fs::create_directories(root_ / "starter_code" / "07-demo");
+    std::ofstream(root_ / "CMakePresets.json") << "{}";
+    std::ofstream(root_ / "labs" / "07-demo" / "grading.json") << kSpec;
+    configure("cpu", "CONVLAB_BACKEND_USED:INTERNAL=cpu\nCONVLAB_BACKEND_REASON:INTERNAL=set by CONVLAB_BACKEND\n", 0);
+    results_ = root_ / "build" / "cpu" / "results" / "student";
+    fs::create_directories(results_);
+  }
+  void record(const std::string& test, bool passed, bool skipped, const std::string& message) {
+    nlohmann::json j = {{"lab", "lab07"}, {"test", test}, {"impl", "student"}, {"passed", passed},
+                        {"skipped", skipped}, {"message", message}, {"seed", 1}, {"base_seed", 7}};
+    std::ofstream(results_ / (test + ".json")) << j.dump();
+  }
+  std::string build() const { return (root_ / "build" / "cpu").string(); }
+  fs::path results_;
+};
+
+TEST_F(StudentRun, ARunWhoseGradersCouldNotRunIsNeverGreen) {
+  const Project p = load_project(root_.string());
+  ASSERT_EQ(run_start_main(p, build()), 0);
+  record("lab07.correctness.a.n1_r0", false, true, "GPU test skipped: no NVIDIA driver is installed (...)");
+  testing::internal::CaptureStdout();
+  const int rc = run_end_main(p, build());
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("1 could not run: GPU test skipped: no NVIDIA driver is installed"), std::string::npos) << out;
+  EXPECT_NE(out.find("cmake --workflow --preset cpu"), std::string::npos) << out;
+  // The summary after the run: the same, and the next step; it never fails the run itself.
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(next_step_main(p, build()), 0);
+  const std::string summary = testing::internal::GetCapturedStdout();
+  EXPECT_NE(summary.find("0 graders ran in this run, 0 failed, 1 could not run for want of a GPU"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("next: the graders could not run"), std::string::npos) << summary;
+}
+
+TEST_F(StudentRun, FailuresDoNotFailTheRunEndAndALabDoneIsMarked) {
+  const Project p = load_project(root_.string());
+  ASSERT_EQ(run_start_main(p, build()), 0);
+  record("lab07.correctness.a.n1_r0", false, false, "Failed\nwrong");
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_end_main(p, build()), 0);  // the failed test itself makes the run red
+  EXPECT_EQ(next_step_main(p, build()), 0);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("1 graders ran in this run, 1 failed"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(results_ / "lab07.done"));
+  // Fixed: the lab is done, and the next run in lab order goes on to the next lab.
+  record("lab07.correctness.a.n1_r0", true, false, "");
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(next_step_main(p, build()), 0);
+  const std::string after = testing::internal::GetCapturedStdout();
+  EXPECT_TRUE(fs::exists(results_ / "lab07.done"));
+  EXPECT_EQ(after.find("graders ran in this run"), std::string::npos) << after;  // no run_end since: no count
+  EXPECT_NE(after.find("next: every correctness grader passes"), std::string::npos) << after;
 }
 
 }  // namespace
