@@ -40,8 +40,8 @@ RunResult long_step(const std::string& what, RunSpec spec, int total = 0, const 
   return run_with_progress(what, std::move(spec), total, item_marker);
 }
 
-// Configures the build (once) and builds `target`; prints the errors and returns false on failure.
-bool build(const Project& p, BuildInfo& b, const std::string& target) {
+// Configures the build if it is not yet; prints the errors and returns false on failure.
+bool configure(const Project& p, BuildInfo& b) {
   if (!b.configured) {
     RunSpec s;
     const std::string preset = b.preset.empty() ? "default" : b.preset;
@@ -63,6 +63,12 @@ bool build(const Project& p, BuildInfo& b, const std::string& target) {
     for (const auto& line : split(r.output, '\n'))
       if (line.find("no usable NVIDIA GPU here") != std::string::npos) std::cout << trim(line) << "\n";
   }
+  return true;
+}
+
+// Configures the build (once) and builds `target`; prints the errors and returns false on failure.
+bool build(const Project& p, BuildInfo& b, const std::string& target) {
+  if (!configure(p, b)) return false;
   RunSpec s;
   s.argv = {"cmake", "--build", b.dir, "--target", target};
   s.cwd = p.root;
@@ -236,7 +242,7 @@ int bench_main(const Project& p, const StudentBuild& sb, const std::string& name
   };
   if (b.configured && b.cpu()) return needs_gpu();
   if (!b.configured) {
-    if (!build(p, b, "convlab_cli")) return 1;  // configures, and says which backend it chose
+    if (!configure(p, b)) return 1;  // and says which backend it chose
     if (b.cpu()) return needs_gpu();
   }
   if (!build(p, b, lab.spec.lab + "_bench")) return 1;
