@@ -213,7 +213,7 @@ LabStatus lab_status(const Lab& lab, const std::map<std::string, TestOutcome>& r
     });
   s.score = score_lab(lab.spec, runs);
   s.correctness_done = true;
-  bool speed_done = true;
+  bool technique_done = true, speed_done = true;
   for (std::size_t i = 0; i < s.score.graders.size(); ++i) {
     GraderResult& g = s.score.graders[i];
     const bool counts = !g.extra_credit;
@@ -224,14 +224,26 @@ LabStatus lab_status(const Lab& lab, const std::map<std::string, TestOutcome>& r
       g.reason = "needs a GPU (the CPU backend does not time kernels)";
       continue;
     }
-    if (counts) s.reachable += g.max_points;
+    // A technique grader whose every test was skipped for what this build cannot record (its
+    // evidence comes from a GPU build's compiled code): not reachable here.
     const bool all_recorded =
         std::all_of(g.tests.begin(), g.tests.end(), [](const TestOutcome& t) { return t.recorded; });
+    const bool unreachable =
+        g.kind == "technique" && !g.tests.empty() && all_recorded &&
+        std::all_of(g.tests.begin(), g.tests.end(), [](const TestOutcome& t) {
+          return t.skipped && t.message.find("GPU test skipped") == std::string::npos;
+        });
+    if (unreachable) {
+      g.reason = "not checked on this build: " + first_informative_line(g.tests.front().message);
+      continue;
+    }
+    if (counts) s.reachable += g.max_points;
     if (g.kind == "correctness" && counts && !(g.passed && all_recorded)) s.correctness_done = false;
+    if (g.kind == "technique" && counts && !g.passed) technique_done = false;
     if (g.kind == "speedup" && counts && !g.passed) speed_done = false;
   }
   if (s.tests_expected == 0) s.correctness_done = false;
-  s.done = s.correctness_done && (cpu_backend || speed_done);
+  s.done = s.correctness_done && technique_done && (cpu_backend || speed_done);
   return s;
 }
 
@@ -253,10 +265,14 @@ std::string replay_command(const TestOutcome& t, const BuildInfo& b) {
 
 std::string status_table(const std::vector<LabStatus>& labs, bool cpu_backend) {
   // The title goes last: it is the long column, and a terminal can wrap it without breaking the others.
-  std::vector<std::vector<std::string>> rows = {
-      {"lab", "correctness", cpu_backend ? "speed" : "speed (reached / needed)", "extra", "points", "title"}};
+  bool any_technique = false;
+  for (const auto& s : labs)
+    for (const auto& g : s.score.graders) any_technique |= g.kind == "technique";
+  std::vector<std::vector<std::string>> rows = {{"lab", "correctness", "technique",
+                                                 cpu_backend ? "speed" : "speed (reached / needed)", "extra", "points",
+                                                 "title"}};
   for (const auto& s : labs) {
-    int c_pass = 0, c_total = 0;
+    int c_pass = 0, c_total = 0, t_pass = 0, t_total = 0;
     std::string speed, extra = "-";
     double extra_points = 0, extra_max = 0;
     for (const auto& g : s.score.graders) {
@@ -268,6 +284,9 @@ std::string status_table(const std::vector<LabStatus>& labs, bool cpu_backend) {
       if (g.kind == "correctness") {
         ++c_total;
         c_pass += g.passed ? 1 : 0;
+      } else if (g.kind == "technique") {
+        ++t_total;
+        t_pass += g.passed ? 1 : 0;
       } else if (!cpu_backend) {
         speed += (speed.empty() ? "" : ", ") + speed_text(g);
       }
@@ -278,8 +297,12 @@ std::string status_table(const std::vector<LabStatus>& labs, bool cpu_backend) {
     if (cpu_backend) points += " (of " + fmt_points(s.score.max_score) + ")";
     std::string correctness = std::to_string(c_pass) + " / " + std::to_string(c_total);
     if (s.tests_recorded == 0) correctness += " (not run)";
-    rows.push_back({s.lab->spec.lab, correctness, speed.empty() ? "-" : speed, extra, points, s.lab->spec.title});
+    const std::string technique = t_total ? std::to_string(t_pass) + " / " + std::to_string(t_total) : "-";
+    rows.push_back(
+        {s.lab->spec.lab, correctness, technique, speed.empty() ? "-" : speed, extra, points, s.lab->spec.title});
   }
+  if (!any_technique)
+    for (auto& r : rows) r.erase(r.begin() + 2);
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], columns(r[i]));
@@ -321,7 +344,7 @@ std::string next_step(const std::vector<LabStatus>& labs, const BuildInfo& b) {
       if (g.extra_credit || g.passed || (g.kind == "speedup" && b.cpu())) continue;
       const auto failed = std::find_if(g.tests.begin(), g.tests.end(),
                                        [](const TestOutcome& t) { return t.recorded && !t.passed && !t.skipped; });
-      if (g.kind == "correctness" && failed != g.tests.end()) {
+      if ((g.kind == "correctness" || g.kind == "technique") && failed != g.tests.end()) {
         const int n = static_cast<int>(std::count_if(g.tests.begin(), g.tests.end(), [](const TestOutcome& t) {
           return t.recorded && !t.passed && !t.skipped;
         }));
@@ -331,7 +354,8 @@ std::string next_step(const std::vector<LabStatus>& labs, const BuildInfo& b) {
                std::to_string(g.tests.size()) + " tests fail; the smallest, " + failed->name + ": " + why +
                "\n  replay it: " + replay_command(*failed, b);
       }
-      if (g.kind == "correctness")
+      if (g.kind == "technique" && g.reason.rfind("not checked on this build", 0) == 0) continue;
+      if (g.kind == "correctness" || g.kind == "technique")
         return id + " — " + g.id + " has tests that have not run yet: convlab check " + id;
       // A speed grader (CUDA backend): correctness passed, the kernel is too slow.
       if (g.ratio)

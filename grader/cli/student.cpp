@@ -94,7 +94,7 @@ std::vector<LabStatus> all_statuses(const Project& p, const BuildInfo& b) {
 // The gtest filter of one kernel (a grader variant) of a lab, or of all its graders.
 std::string grader_filter(const Lab& lab, const std::string& only) {
   const std::string id = lab.spec.lab;
-  if (only.empty()) return id + ".correctness.*:" + id + ".speedup.*";
+  if (only.empty()) return id + ".correctness.*:" + id + ".technique.*:" + id + ".speedup.*";
   std::set<std::string> variants;
   for (const auto& g : lab.spec.graders) variants.insert(g.id.substr(g.id.find('.') + 1));
   if (!variants.count(only)) {
@@ -102,7 +102,7 @@ std::string grader_filter(const Lab& lab, const std::string& only) {
     for (const auto& v : variants) known += (known.empty() ? "" : ", ") + v;
     throw Error("--only: " + id + " has no kernel '" + only + "'; its kernels are: " + known);
   }
-  return id + ".correctness." + only + ".*:" + id + ".speedup." + only + ".*";
+  return id + ".correctness." + only + ".*:" + id + ".technique." + only + ".*:" + id + ".speedup." + only + ".*";
 }
 
 // The failures of one check: the first few in full, the others one line each, smallest first.

@@ -113,8 +113,9 @@ std::string failed_gate(const std::string& results_dir, const std::string& lab, 
   std::string line = failed.front().line;
   if (line.size() > 160) line = line.substr(0, 157) + "...";
   return "not timed: " + gate + " failed in this build (" + std::to_string(failed.size()) + " of its tests, first " +
-         failed.front().test + (line.empty() ? "" : ": " + line) +
-         ") — correctness gates speed, so fix that first";
+         failed.front().test + (line.empty() ? "" : ": " + line) + ") — " +
+         (gate.rfind("technique", 0) == 0 ? "the technique gates speed" : "correctness gates speed") +
+         ", so fix that first";
 }
 
 std::string brief_failure(const std::string& test, const std::string& message) {

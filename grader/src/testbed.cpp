@@ -120,10 +120,12 @@ std::string replay_build_dir() {
 #endif
 }
 
-// When this graders executable was built: records older than it judged other kernels.
-std::filesystem::file_time_type executable_time() {
+// When the kernels under test were built (the runner, which holds them, else this judge):
+// records older than that judged other kernels.
+std::filesystem::file_time_type kernels_built() {
   std::error_code ec;
-  const auto t = std::filesystem::last_write_time("/proc/self/exe", ec);
+  const std::string runner = remote::options().path;
+  const auto t = std::filesystem::last_write_time(runner.empty() ? "/proc/self/exe" : runner, ec);
   return ec ? std::filesystem::file_time_type::max() : t;  // unknown: trust no record
 }
 
@@ -168,11 +170,11 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
   for (const auto& n : names_)
     if (n == full) throw std::logic_error("convlab: test '" + full + "' registered twice");
   names_.push_back(full);
-  // Correctness gates speed, early (convlab/gate.hpp): the correctness grader to consult.
-  std::string gate;
+  // Correctness and technique gate speed, early (convlab/gate.hpp): the graders to consult.
+  std::vector<std::string> gates;
   if (kind == "speedup")
-    if (const GraderSpec* g = spec_.grader_for_test(full)) gate = g->gated_by;
-  auto wrapped = [needs_gpu, full, gate, lab = lab_, body = std::move(body)] {
+    if (const GraderSpec* g = spec_.grader_for_test(full)) gates = g->gated_by;
+  auto wrapped = [needs_gpu, full, gates, lab = lab_, body = std::move(body)] {
     g_current_seed = test_seed(full);
     // On the CPU backend the order of a block's threads between barriers follows the test's
     // seed, so a race shows up, and replays with it.
@@ -181,12 +183,13 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
       std::string reason;
       if (!gpu_available(&reason)) GTEST_SKIP() << "GPU test skipped: " << reason;
     }
-    // In a student's build, a speed test whose correctness grader failed in this build is not
-    // timed (it could earn nothing). Other kernels (the starter and planted bugs of the
+    // In a student's build, a speed test whose correctness or technique grader failed in this
+    // build is not timed (it could earn nothing). Other kernels (the starter and planted bugs of the
     // self-test) must still fail their speed graders, so they are timed as before.
-    if (!gate.empty() && g_impl == "student" && !g_results_dir.empty())
-      if (const std::string why = failed_gate(g_results_dir, lab, gate, g_impl, executable_time()); !why.empty())
-        GTEST_SKIP() << why;
+    if (g_impl == "student" && !g_results_dir.empty())
+      for (const auto& gate : gates)
+        if (const std::string why = failed_gate(g_results_dir, lab, gate, g_impl, kernels_built()); !why.empty())
+          GTEST_SKIP() << why;
     SCOPED_TRACE("replay this exact test (seed " + std::to_string(base_seed()) + "): CONVLAB_SEED=" +
                  std::to_string(base_seed()) + " ctest --test-dir " + replay_build_dir() + " -R '^" + full +
                  "$' --output-on-failure");

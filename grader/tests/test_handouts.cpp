@@ -143,10 +143,19 @@ std::vector<std::string> generated_messages() {
   return out;
 }
 
+// The messages of one statement of the graders' sources made of literals and values
+// ("replay this exact test (seed " + seed + "): CONVLAB_SEED=" + ...): its literals, in order,
+// as a regular expression in which any text stands for each value (see quoted_from()).
+std::vector<std::regex>& statement_patterns() {
+  static std::vector<std::regex> patterns;
+  return patterns;
+}
+
 // The string literals of the graders' sources, adjacent literals joined: the messages that are
 // not made here (lab 06's, the error map line, the replay line).
 std::vector<std::string> source_literals() {
   std::vector<std::string> out;
+  statement_patterns().clear();
   const fs::path root = CONVLAB_SOURCE_DIR;
   std::vector<fs::path> files;
   for (const auto& dir : {root / "grader" / "src", root / "labs"})
@@ -156,7 +165,27 @@ std::vector<std::string> source_literals() {
   for (const auto& f : files) {
     std::istringstream in(read(f));
     std::string joined;
+    std::vector<std::string> statement;  // the literals of the statement being read
+    const auto end_statement = [&] {
+      std::size_t letters = 0;
+      for (const auto& piece : statement) letters += piece.size();
+      if (statement.size() >= 2 && letters >= 30) {
+        std::string pattern;
+        for (const auto& piece : statement) {
+          const std::string n = normalize(std::regex_replace(piece, std::regex("\\\\n"), " "));
+          if (n.empty()) continue;
+          if (!pattern.empty()) pattern += ".*";
+          for (char c : n) pattern += std::strchr("\\^$.|?*+()[]{}", c) ? std::string("\\") + c : std::string(1, c);
+        }
+        if (!pattern.empty()) statement_patterns().emplace_back(pattern);
+      }
+      statement.clear();
+    };
     for (std::string line; std::getline(in, line);) {
+      for (std::sregex_iterator it(line.begin(), line.end(), literal), end; it != end; ++it)
+        statement.push_back((*it)[1].str());
+      const std::string code = std::regex_replace(line, literal, "\"\"");
+      if (code.find(';') != std::string::npos || code.find('{') != std::string::npos) end_statement();
       std::string pieces;
       bool only_literals = true;
       std::string rest = line;
@@ -311,6 +340,10 @@ bool quoted_from(const std::string& quote, const std::vector<std::string>& corpu
   const std::regex re(pattern);
   for (const auto& text : corpus)
     if (text.find(longest) != std::string::npos && std::regex_search(text, re)) return true;
+  // A whole message made of literals and values: the quote holds its literals in order.
+  const std::string q = normalize(quote);
+  for (const auto& statement : statement_patterns())
+    if (std::regex_search(q, statement)) return true;
   return false;
 }
 

@@ -75,7 +75,7 @@ TEST(Spec, RefusesBadSpecsNamingTheField) {
   expect_error(with(kGood, R"("partial_from": 1.0)", R"("partial_from": 3.0)"), "partial_from");
   expect_error(with(kGood, R"("gated_by": "correctness.conv1d")", R"("gated_by": "correctness.nope")"), "gated_by");
   expect_error(with(kGood, R"("kind": "correctness", "points": 10)", R"("kind": "style", "points": 10)"),
-               "must be 'correctness' or 'speedup'");
+               "must be 'correctness', 'technique' or 'speedup'");
   expect_error(with(kGood, R"("id": "speedup.conv1d")", R"("id": "correctness.conv1d")"), "id");
   expect_error(with(kGood, R"("title": "Demo")", R"("title": "Demo", "tresholds": 1)"), "unknown key 'tresholds'");
   expect_error(with(kGood, R"("id": "correctness.conv1d", "kind": "correctness", "points": 10)",

@@ -1,12 +1,13 @@
 /// @file gate.hpp
-/// @brief Correctness gates speed, early: a speed grader whose correctness grader already
-/// failed in this build is not timed (it could earn nothing), so it ends in well under a
-/// second with that reason instead of spending seconds on a problem the kernel gets wrong.
+/// @brief Correctness and technique gate speed, early: a speed grader whose correctness (or
+/// technique) grader already failed in this build is not timed (it could earn nothing), so it
+/// ends in well under a second with that reason instead of spending seconds on a problem the
+/// kernel gets wrong.
 ///
-/// The evidence is the correctness records of this build in the results folder
-/// (convlab/record.hpp): records written after the graders executable was built, by the same
-/// kernels. A speed test run alone, before any correctness test of this build, finds none and
-/// runs; it still checks correctness on its own problem before timing.
+/// The evidence is the records of this build in the results folder (convlab/record.hpp):
+/// records written after the kernels under test were built (the runner that holds them). A
+/// speed test run alone, before any correctness test of this build, finds none and runs; it
+/// still checks correctness on its own problem before timing.
 #pragma once
 
 #include <filesystem>
@@ -14,10 +15,10 @@
 
 namespace convlab {
 
-/// The reason to skip a speed test gated by `gate` (a grader id, "correctness.conv1d") of
-/// `lab`: the first failed record of that grader in `results_dir` (smallest case first) that
-/// was written at or after `built` and by the same `impl`, as one line naming the grader, the
-/// test and its first informative message line. "" when no such record failed (none written
+/// The reason to skip a speed test gated by `gate` (a grader id, "correctness.conv1d" or
+/// "technique.conv1d") of `lab`: the first failed record of that grader in `results_dir`
+/// (smallest case first) that was written at or after `built` and by the same `impl`, as one
+/// line naming the grader, the test and its first informative message line. "" when no such record failed (none written
 /// yet, all passed, or all older than the build).
 std::string failed_gate(const std::string& results_dir, const std::string& lab, const std::string& gate,
                         const std::string& impl, std::filesystem::file_time_type built);
