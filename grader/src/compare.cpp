@@ -128,8 +128,11 @@ std::string Comparison::report() const {
   std::ostringstream os;
   char buf[320];
   const bool one_d = !grid.is_2d();
-  std::snprintf(buf, sizeof buf, "%zu of %zu outputs are wrong (%zu never written: still the NaN poison).\n", wrong,
-                checked, unwritten);
+  if (unwritten > 0)
+    std::snprintf(buf, sizeof buf, "%zu of %zu outputs are wrong (%zu never written: still the NaN poison).\n", wrong,
+                  checked, unwritten);
+  else
+    std::snprintf(buf, sizeof buf, "%zu of %zu outputs are wrong.\n", wrong, checked);
   os << buf;
   if (max_error > 0) {
     std::snprintf(buf, sizeof buf, "largest error among finite outputs: %.3g (%.3g times its tolerance)\n", max_error,

@@ -298,6 +298,13 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
   const std::string where = side_names(sides) + plural(sides, " edge", " edges");
   // Rows below the image read because the row test compares with the width (or columns past
   // the right edge because the column test compares with the height): name the swap.
+  // With r as large as the image its top and bottom explain the same outputs, and which side the
+  // reads went past cannot be told: both tests are named, and the swap the dimensions suggest.
+  if (p.two_d && read_outside && sides == (kTop | kBottom) && w > h)
+    return "hint: only outputs within r of the top and bottom edges are wrong (here that is every output), and "
+           "they read outside the input: a row y + i is inside when 0 <= y + i < height — check both tests; this "
+           "image is wider (" + std::to_string(w) + ") than tall (" + std::to_string(h) +
+           "): does the test on rows compare with the width?\n";
   if (p.two_d && read_outside && sides == kBottom && w > h)
     return "hint: only outputs within r of the bottom edge are wrong, and they read outside the input: rows past "
            "the bottom edge were read as if inside. A row y + i is inside when 0 <= y + i < height — this image is "
