@@ -110,7 +110,8 @@ void Progress::finish(const std::string& result) {
   std::cout << what_ << ": " << result << " in " << fmt_seconds(elapsed) << std::endl;
 }
 
-RunResult run_with_progress(const std::string& what, RunSpec spec, int total, const std::string& item_marker) {
+RunResult run_with_progress(const std::string& what, RunSpec spec, int total, const std::string& item_marker,
+                            bool graders) {
   spec.keep_head = std::max<std::size_t>(spec.keep_head, 1 << 20);  // a build's errors can be long
   spec.keep_tail = std::max<std::size_t>(spec.keep_tail, 1 << 20);
   Progress progress(what, total);
@@ -122,7 +123,8 @@ RunResult run_with_progress(const std::string& what, RunSpec spec, int total, co
     }
   };
   RunResult r = run_sandboxed(spec);
-  progress.finish(r.ok() ? "done" : r.describe());
+  const bool failed_tests = graders && r.exit_code == 1 && !r.timed_out && !r.idle_timed_out && !r.output_exceeded;
+  progress.finish(r.ok() ? "done" : failed_tests ? "done: some tests failed" : r.describe());
   return r;
 }
 

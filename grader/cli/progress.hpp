@@ -59,7 +59,9 @@ private:
 
 /// Runs `spec` showing a Progress named `what`: each output line that starts with
 /// `item_marker` counts as an item (towards `total`), or, without a marker, becomes the shown
-/// line; ends with "what: done in 12.3 s" (or how it failed).
-RunResult run_with_progress(const std::string& what, RunSpec spec, int total = 0, const std::string& item_marker = "");
+/// line; ends with "what: done in 12.3 s" (or how it failed; for a graders process, whose exit
+/// status 1 means failed tests, "done: some tests failed").
+RunResult run_with_progress(const std::string& what, RunSpec spec, int total = 0, const std::string& item_marker = "",
+                            bool graders = false);
 
 }  // namespace convlab::cli

@@ -37,7 +37,7 @@ BuildInfo resolve(const Project& p, const StudentBuild& sb) {
 }
 
 RunResult long_step(const std::string& what, RunSpec spec, int total = 0, const std::string& item_marker = "") {
-  return run_with_progress(what, std::move(spec), total, item_marker);
+  return run_with_progress(what, std::move(spec), total, item_marker, !item_marker.empty());
 }
 
 // Configures the build if it is not yet; prints the errors and returns false on failure.
