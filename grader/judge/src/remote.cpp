@@ -86,6 +86,29 @@ std::string stop(bool kill_it) {
   return how.empty() ? "ended" : how;
 }
 
+// At the judge's exit: asks the runner to quit and waits a moment for it, so that no process of
+// the graders is left when the judge's own process ends (convlab grade counts those).
+struct QuitAtExit {
+  ~QuitAtExit() {
+    if (!g_conn.started || g_conn.pid <= 0) return;
+    const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(Op::quit)};
+    const std::uint64_t len = 0;
+    (void)!::write(g_conn.req, head, sizeof head);
+    (void)!::write(g_conn.req, &len, sizeof len);
+    ::close(g_conn.req);
+    g_conn.req = -1;
+    for (int i = 0; i < 200; ++i) {  // up to 2 s
+      int st = 0;
+      if (::waitpid(g_conn.pid, &st, WNOHANG) == g_conn.pid) {
+        g_conn.pid = -1;
+        break;
+      }
+      ::usleep(10000);
+    }
+    stop(true);
+  }
+} g_quit_at_exit;
+
 [[noreturn]] void fail(const std::string& why, bool kill_it) {
   const std::string what = g_current;
   const std::string how = stop(kill_it);
