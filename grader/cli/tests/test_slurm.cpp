@@ -2,13 +2,21 @@
 // into array tasks and named, which options each task gets, what Slurm's job
 // states mean, and when a submission is flagged for its GPU. The whole path,
 // against a real Slurm, is cli.e2e.slurm (e2e_slurm.sh).
+#include "reports.hpp"
 #include "slurm.hpp"
 #include "util.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include <unistd.h>
 
 namespace convlab::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 TEST(Slurm, StudentNamesAreThoseGradeGives) {
   // As Grader::run(): the first keeps its name; repeats get -2, -3, skipping names taken.
@@ -185,6 +193,120 @@ TEST(Slurm, DefaultTimeGrowsWithTheShare) {
 TEST(Slurm, ShellQuote) {
   EXPECT_EQ(slurm::shell_quote("/a b/c"), "'/a b/c'");
   EXPECT_EQ(slurm::shell_quote("it's"), "'it'\\''s'");
+}
+
+// The collector on a run as its tasks leave it: a manifest, each task's state/ and
+// slurm.json (its attempts, the GPU each found, what each graded). Slurm itself is
+// not asked (no round was submitted); e2e_slurm.sh runs the collector under Slurm.
+class Collector : public ::testing::Test {
+protected:
+  void SetUp() override {
+    out_ = fs::temp_directory_path().string() + "/convlab-collect-" + std::to_string(::getpid());
+    fs::remove_all(out_);
+    const nlohmann::json tasks = nlohmann::json::array(
+        {{{"index", 0}, {"submissions", {"s/alice", "s/bob"}}, {"students", {"alice", "bob"}}},
+         {{"index", 1}, {"submissions", {"s/carol"}}, {"students", {"carol"}}}});
+    const nlohmann::json manifest = {
+        {"convlab_slurm", 1}, {"created", "now"}, {"out", out_}, {"root", CONVLAB_SOURCE_DIR}, {"convlab", "convlab"},
+        {"cwd", "/"}, {"grade_options", nlohmann::json::array()}, {"labs", {"lab01"}}, {"lab_points", {100}},
+        {"calibration", ""}, {"calibrated_on", "NVIDIA H100 80GB HBM3"}, {"calibrated_on_source", "the test"},
+        {"expect", ""}, {"work_dir", ""}, {"submissions", {"s/alice", "s/bob", "s/carol"}},
+        {"students", {"alice", "bob", "carol"}}, {"tasks", tasks},
+        {"slurm", {{"partition", ""}, {"account", ""}, {"gpu_type", ""}, {"constraint", ""}, {"no_gpu", false},
+                   {"time", ""}, {"per_task", 2}, {"tasks_at_once", 0}, {"cpus_per_task", 0},
+                   {"sbatch_args", nlohmann::json::array()}}},
+        {"rounds", nlohmann::json::array()}};
+    make_dirs(out_ + "/slurm");
+    write_file_atomic(out_ + "/slurm/manifest.json", manifest.dump(2));
+    // Task 0 ran twice: alice on an A100 (then the node failed), bob on an H100; task 1 had no GPU.
+    attempt(0, {{"NVIDIA A100-SXM4-80GB", {"alice"}, 137}, {"NVIDIA H100 80GB HBM3", {"bob"}, 0}});
+    attempt(1, {{"", {"carol"}, 0}});
+    for (const auto& [student, score] : std::map<std::string, double>{{"alice", 100}, {"bob", 50}, {"carol", 0}})
+      state(student == "carol" ? 1 : 0, student, score);
+  }
+  void TearDown() override { fs::remove_all(out_); }
+
+  struct Attempt {
+    std::string gpu;  // "" = none
+    std::vector<std::string> graded;
+    int exit_code;
+  };
+  void attempt(int task, const std::vector<Attempt>& attempts) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& a : attempts) {
+      nlohmann::json gpu = a.gpu.empty() ? nlohmann::json{{"available", false}, {"summary", "no GPU: none"}}
+                                         : nlohmann::json{{"available", true}, {"name", a.gpu}};
+      list.push_back({{"job_id", "7"}, {"node", "n" + std::to_string(list.size())}, {"exit_code", a.exit_code},
+                      {"graded", a.graded}, {"hardware", {{"host", "h"}, {"gpus", {gpu}}}}});
+    }
+    make_dirs(out_ + "/tasks/" + std::to_string(task));
+    write_file_atomic(out_ + "/tasks/" + std::to_string(task) + "/slurm.json",
+                      nlohmann::json{{"task", task}, {"attempts", list}}.dump());
+  }
+  void state(int task, const std::string& student, double score) {
+    StudentResult r;
+    r.student = student;
+    r.origin = "s/" + student;
+    r.kind = "folder";
+    LabResult l;
+    l.lab = "lab01";
+    l.title = "Naive 1D and 2D convolution";
+    l.submitted = true;
+    l.score = score;
+    l.max_score = 100;
+    r.labs.push_back(l);
+    make_dirs(out_ + "/tasks/" + std::to_string(task) + "/state");
+    write_file_atomic(out_ + "/tasks/" + std::to_string(task) + "/state/" + student + ".json", to_json(r));
+  }
+  int collect() {
+    static const Project p = load_project(CONVLAB_SOURCE_DIR);
+    ::testing::internal::CaptureStdout();
+    const int rc = slurm_collect_main(p, out_);
+    printed_ = ::testing::internal::GetCapturedStdout();
+    return rc;
+  }
+  std::string out_, printed_;
+};
+
+TEST_F(Collector, MergesAndFlagsTheOtherGpuModel) {
+  ASSERT_EQ(collect(), 0) << printed_;
+  EXPECT_EQ(read_file(out_ + "/gradebook.csv"),
+            "student,lab01,total\nPoints Possible,100,100\nalice,100,100\nbob,50,50\ncarol,0,0\n");
+  // alice was graded on the A100 of the first attempt, against thresholds calibrated on an H100.
+  const std::string alice = read_file(out_ + "/feedback/alice.md");
+  EXPECT_NE(alice.find("- Note: graded on an NVIDIA A100-SXM4-80GB, but the speed thresholds were calibrated on an "
+                       "NVIDIA H100 80GB HBM3"),
+            std::string::npos)
+      << alice;
+  EXPECT_NE(read_file(out_ + "/results/alice.json").find("Note: graded on an NVIDIA A100"), std::string::npos);
+  EXPECT_EQ(read_file(out_ + "/feedback/bob.md").find("Note:"), std::string::npos);    // the same model
+  EXPECT_EQ(read_file(out_ + "/feedback/carol.md").find("Note:"), std::string::npos);  // no GPU, no speed
+  const auto hw = nlohmann::json::parse(read_file(out_ + "/hardware.json"));
+  ASSERT_EQ(hw.at("flagged").size(), 1u);
+  EXPECT_EQ(hw.at("flagged")[0].at("student"), "alice");
+  EXPECT_EQ(hw.at("flagged")[0].at("node"), "n0");
+  EXPECT_EQ(hw.at("gpu_models").at("NVIDIA H100 80GB HBM3"), nlohmann::json({"bob"}));
+  EXPECT_EQ(hw.at("tasks")[0].at("attempts")[0].at("matches_calibration"), false);
+  EXPECT_EQ(hw.at("tasks")[0].at("attempts")[1].at("matches_calibration"), true);
+  EXPECT_NE(read_file(out_ + "/grade.log").find("flagged: alice was graded on an NVIDIA A100-SXM4-80GB"),
+            std::string::npos);
+}
+
+TEST_F(Collector, NoGradebookWhileAResultIsMissing) {
+  fs::remove(out_ + "/tasks/1/state/carol.json");
+  EXPECT_EQ(collect(), 1);
+  EXPECT_FALSE(fs::exists(out_ + "/gradebook.csv"));
+  EXPECT_TRUE(fs::exists(out_ + "/feedback/alice.md"));
+  EXPECT_FALSE(fs::exists(out_ + "/feedback/carol.md"));
+  EXPECT_NE(printed_.find("INCOMPLETE: 1 of 3 submission(s) have no result yet (carol)"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find("convlab grade --slurm --resume --out " + out_), std::string::npos);
+}
+
+TEST_F(Collector, RefusesWhatIsNotARun) {
+  static const Project p = load_project(CONVLAB_SOURCE_DIR);
+  write_file_atomic(out_ + "/slurm/manifest.json", "{\"convlab_slurm\": 1}");
+  EXPECT_THROW(slurm_collect_main(p, out_), Error);
+  EXPECT_THROW(slurm_collect_main(p, out_ + "/nothing"), Error);
 }
 
 }  // namespace
