@@ -408,11 +408,11 @@ std::string command_line(const Manifest& m, const std::string& command) {
 
 std::string task_script(const Manifest& m, const std::vector<int>& tasks, int round) {
   std::string s = "#!/bin/bash\n";
-  s += "# convlab grade --slurm, round " + std::to_string(round) +
-       ": each array task grades its share of the submissions (" + manifest_path(m.out) +
-       ")\n# with `convlab grade`, " + (m.slurm.no_gpu ? std::string("without a GPU (--no-gpu)") : "on one GPU") + ", into " + m.out +
-       "/tasks/<index>/. Written by convlab; `convlab grade --slurm --resume --out " + m.out +
-       "`\n# resubmits the tasks that fail (node failure, time limit, preemption, out of memory).\n";
+  s += "# convlab grade --slurm, round " + std::to_string(round) + ": each array task grades its share of the\n" +
+       "# submissions with `convlab grade`, " + (m.slurm.no_gpu ? "without a GPU (--no-gpu)" : "on one GPU") +
+       ", into OUT/tasks/<index>/ (OUT: " + m.out + ").\n" +
+       "# The shares are in OUT/slurm/manifest.json. Written by convlab; if tasks fail (node failure,\n" +
+       "# time limit, preemption, out of memory): convlab grade --slurm --resume --out OUT\n";
   s += "#SBATCH --job-name=convlab-grade\n";
   s += "#SBATCH --array=" + array_ranges(tasks) +
        (m.slurm.tasks_at_once > 0 ? "%" + std::to_string(m.slurm.tasks_at_once) : "") + "\n";
@@ -426,10 +426,9 @@ std::string task_script(const Manifest& m, const std::vector<int>& tasks, int ro
 
 std::string collect_script(const Manifest& m, const std::string& dependency, int round) {
   std::string s = "#!/bin/bash\n";
-  s += "# convlab grade --slurm, round " + std::to_string(round) +
-       ": once the array job has ended (afterany: whether its tasks\n# finished or not), merges every task's "
-       "results into " +
-       m.out + ": gradebook.csv, feedback/,\n# results/, grade.log and hardware.json. Written by convlab.\n";
+  s += "# convlab grade --slurm, round " + std::to_string(round) + ": once the array job has ended (afterany: whether\n" +
+       "# its tasks finished or not), merges every task's results into OUT (" + m.out + "):\n" +
+       "# gradebook.csv, feedback/, results/, grade.log and hardware.json. Written by convlab.\n";
   s += "#SBATCH --job-name=convlab-collect\n";
   s += "#SBATCH --dependency=" + dependency + "\n";
   s += common_directives(m, 1, kCollectorTime);
@@ -645,6 +644,23 @@ void submit_round(Manifest& m, const std::vector<int>& tasks, const std::vector<
             << " if a task fails: convlab grade --slurm --resume --out " << m.out << "\n";
 }
 
+// Task K's `convlab grade`: today's pipeline on its share, into its own folder.
+std::vector<std::string> task_command(const Manifest& m, int k, const std::string& gpu) {
+  const Share& share = m.shares.at(k);
+  std::vector<std::string> argv = {m.convlab, "--root", m.root, "grade"};
+  argv.insert(argv.end(), m.grade_options.begin(), m.grade_options.end());
+  argv.insert(argv.end(), share.submissions.begin(), share.submissions.end());
+  argv.insert(argv.end(), {"--out", task_dir(m, k), "--work-dir", task_work_dir(m, k)});
+  if (!m.calibration.empty()) argv.insert(argv.end(), {"--calibration", m.calibration});
+  if (!m.slurm.no_gpu) argv.insert(argv.end(), {"--gpus", gpu});
+  // One build slot unless --jobs says otherwise: the GPU, not the build, is what a
+  // task waits for, and each slot builds the harness once.
+  if (std::none_of(m.grade_options.begin(), m.grade_options.end(),
+                   [](const std::string& o) { return starts_with(o, "--jobs="); }))
+    argv.insert(argv.end(), {"--jobs", "1"});
+  return argv;
+}
+
 void print_dry_run(const Manifest& m, const std::vector<int>& tasks) {
   std::cout << "dry run: nothing written, nothing submitted.\n\n";
   if (m.rounds.empty())
@@ -658,10 +674,10 @@ void print_dry_run(const Manifest& m, const std::vector<int>& tasks) {
     for (const auto& n : s.students) names += (names.empty() ? "" : " ") + n;
     std::cout << "  task " << s.index << ": " << names << "\n";
   }
-  std::cout << "each task runs: convlab --root " << m.root << " grade";
-  for (const auto& o : m.grade_options) std::cout << " " << o;
-  std::cout << " <its submissions> --out " << m.out << "/tasks/<index> --work-dir <its own>"
-            << (m.slurm.no_gpu ? "" : " --gpus <the GPU Slurm gave it>") << "\n";
+  std::cout << "task " << tasks.front() << " runs:";
+  for (const auto& w : task_command(m, tasks.front(), "<the GPU Slurm gives it>"))
+    std::cout << " " << (w.find_first_of(" *?'\"<>") == std::string::npos ? w : slurm::shell_quote(w));
+  std::cout << "\n";
   const int round = static_cast<int>(m.rounds.size()) + 1;
   std::cout << "\n==== " << m.out << "/slurm/round-" << round << "/task.sh (sbatch --parsable)\n"
             << task_script(m, tasks, round) << "\n==== " << m.out << "/slurm/round-" << round
@@ -975,24 +991,11 @@ int slurm_task_main(const Project& p, const std::string& out_arg, int task) {
   rec["attempts"].push_back(attempt);
   write_file_atomic(dir + "/slurm.json", rec.dump(2) + "\n");
 
-  std::vector<std::string> argv = {m.convlab, "--root", m.root, "grade"};
-  argv.insert(argv.end(), m.grade_options.begin(), m.grade_options.end());
-  argv.insert(argv.end(), share.submissions.begin(), share.submissions.end());
-  argv.insert(argv.end(), {"--out", dir, "--work-dir", task_work_dir(m, task)});
-  if (!m.calibration.empty()) argv.insert(argv.end(), {"--calibration", m.calibration});
   // The GPU Slurm gave this task (with ConstrainDevices it is the only one it can see).
-  if (!m.slurm.no_gpu) {
-    const auto gpus = split(visible, ',');
-    if (gpus.empty())
-      std::cout << "convlab slurm-task: warning: Slurm set no CUDA_VISIBLE_DEVICES; grading on GPU 0\n";
-    argv.insert(argv.end(), {"--gpus", gpus.empty() ? "0" : gpus.front()});
-  }
-  // One build slot: the GPU, not the build, is what a task waits for; each slot
-  // builds the harness once.
-  const bool jobs_given = std::any_of(m.grade_options.begin(), m.grade_options.end(), [](const std::string& o) {
-    return starts_with(o, "--jobs=") || o == "--jobs";
-  });
-  if (!jobs_given) argv.insert(argv.end(), {"--jobs", "1"});
+  const auto gpus = split(visible, ',');
+  if (!m.slurm.no_gpu && gpus.empty())
+    std::cout << "convlab slurm-task: warning: Slurm set no CUDA_VISIBLE_DEVICES; grading on GPU 0\n";
+  const std::vector<std::string> argv = task_command(m, task, gpus.empty() ? "0" : gpus.front());
 
   std::cout << "convlab slurm-task " << task << " on " << attempt["node"].get<std::string>() << " (job "
             << attempt["job_id"].get<std::string>() << "): " << share.submissions.size() << " submission(s)\n";
@@ -1020,7 +1023,8 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
   std::map<std::string, StudentResult> results;
   json hw_tasks = json::array();
   json models = json::object(), flagged = json::array();
-  std::map<std::string, std::string> notes;  // student -> calibration note
+  std::map<std::string, std::string> notes;  // student -> calibration note, if graded on another model
+  std::map<std::string, json> where;         // ... and where
   std::vector<std::string> problems;
   for (const auto& share : m.shares) {
     json rec = read_task_record(m, share.index);
@@ -1043,8 +1047,8 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
         models[model.empty() ? "(no GPU)" : model].push_back(student);
         if (!note.empty()) {
           notes[student] = note;
-          flagged.push_back({{"student", student}, {"graded_on", model}, {"task", share.index},
-                             {"node", a.value("node", std::string())}});
+          where[student] = {{"student", student}, {"graded_on", model}, {"task", share.index},
+                            {"node", a.value("node", std::string())}};
         }
       }
       attempts.push_back(entry);
@@ -1081,7 +1085,16 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
       continue;
     }
     StudentResult r = it->second;
-    if (notes.count(student)) r.notes.push_back(notes[student]);
+    // Flagged only where a speed grader ran: a submission that never got that far owes its
+    // points to nothing the GPU model changes.
+    const bool speed_measured = std::any_of(r.labs.begin(), r.labs.end(), [](const LabResult& l) {
+      return std::any_of(l.graders.begin(), l.graders.end(),
+                         [](const GraderResult& g) { return g.kind == "speedup" && g.ran; });
+    });
+    if (notes.count(student) && speed_measured) {
+      r.notes.push_back(notes[student]);
+      flagged.push_back(where[student]);
+    }
     write_file_atomic(out + "/feedback/" + student + ".md", feedback_markdown(r));
     write_file_atomic(out + "/results/" + student + ".json", gradescope_json(r));
     ordered.push_back(std::move(r));

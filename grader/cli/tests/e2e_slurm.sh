@@ -107,7 +107,8 @@ check "... pointing at --resume" grep -q "already holds a Slurm grading run" <<<
 
 states0() { find "$o/tasks/0/state" -name '*.json' 2>/dev/null | wc -l; }
 # Its share is 8; corrupt_tarball is scored before anything is built, so 3 means two were built and graded.
-wait_for 900 "task 0 grading its share" bash -c '[ "$(find "$1/tasks/0/state" -name "*.json" 2>/dev/null | wc -l)" -ge 3 ]' _ "$o"
+three_graded() { [ "$(states0)" -ge 3 ]; }
+wait_for 900 "task 0 grading its share" three_graded
 n=$(states0)
 check "task 0 is mid-way when cancelled ($n of 8 graded)" test "$n" -lt 8
 scancel "${array}_0"

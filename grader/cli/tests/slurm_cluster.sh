@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A one-node Slurm cluster in a folder of its own, for the tests of `convlab grade --slurm`
 # (sourced by e2e_slurm.sh and gpu-slurm-check.sh; it needs root, as munged and slurmd do):
 #
@@ -58,12 +59,15 @@ _sc_remember() {  # _sc_remember NAME PIDFILE: record the daemon that wrote PIDF
   [ -n "$pid" ] && _sc_pids+=("$1:$pid")
 }
 
-# Where a program is: the prefix's copy if SLURM_PREFIX is set, else PATH's.
+# Where a program is: the prefix's copy if SLURM_PREFIX is set, else PATH's. Debian installs
+# the daemons as NAME-wlm and links NAME to them in a maintainer script, which dpkg -x does not run.
 _sc_bin() {
-  local name=$1 d
+  local name=$1 d n
   if [ -n "${SLURM_PREFIX:-}" ]; then
-    for d in usr/sbin usr/bin sbin bin; do
-      [ -x "$SLURM_PREFIX/$d/$name" ] && { echo "$SLURM_PREFIX/$d/$name"; return 0; }
+    for n in "$name" "$name-wlm"; do
+      for d in usr/sbin usr/bin sbin bin; do
+        [ -x "$SLURM_PREFIX/$d/$n" ] && { echo "$SLURM_PREFIX/$d/$n"; return 0; }
+      done
     done
     return 1
   fi
@@ -100,7 +104,7 @@ slurm_cluster_start() {
     local arch=x86_64-linux-gnu
     _sc_libs="$SLURM_PREFIX/usr/lib/$arch/slurm-wlm:$SLURM_PREFIX/usr/lib/$arch:$SLURM_PREFIX/lib/$arch"
     plugins=$SLURM_PREFIX/usr/lib/$arch/slurm-wlm
-    stepd=$(_sc_bin slurmstepd-wlm) || stepd=$(_sc_bin slurmstepd) || { _sc_fail "no slurmstepd in $SLURM_PREFIX"; return 1; }
+    stepd=$(_sc_bin slurmstepd) || { _sc_fail "no slurmstepd in $SLURM_PREFIX"; return 1; }
     local loader=/lib64/ld-linux-x86-64.so.2
     for prog in sbatch sacct squeue scontrol scancel sinfo sacctmgr; do
       local real
@@ -233,7 +237,8 @@ EOF
   _sc_wait 30 "slurmctld's pid file" test -s "$dir/run/slurmctld.pid" || return 1
   _sc_remember slurmctld "$dir/run/slurmctld.pid"
   if [ -n "$stepd" ]; then
-    _sc_daemon "$(_sc_bin slurmd-wlm || _sc_bin slurmd)" -d "$stepd" || { _sc_fail "slurmd did not start"; return 1; }
+    # slurmd starts each job's slurmstepd from a path built in; here it is the prefix's.
+    _sc_daemon "$(_sc_bin slurmd)" -d "$stepd" || { _sc_fail "slurmd did not start"; return 1; }
   else
     _sc_daemon "$(_sc_bin slurmd)" || { _sc_fail "slurmd did not start"; return 1; }
   fi

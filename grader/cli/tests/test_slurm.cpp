@@ -204,25 +204,28 @@ protected:
     out_ = fs::temp_directory_path().string() + "/convlab-collect-" + std::to_string(::getpid());
     fs::remove_all(out_);
     const nlohmann::json tasks = nlohmann::json::array(
-        {{{"index", 0}, {"submissions", {"s/alice", "s/bob"}}, {"students", {"alice", "bob"}}},
+        {{{"index", 0}, {"submissions", {"s/alice", "s/bob", "s/dan"}}, {"students", {"alice", "bob", "dan"}}},
          {{"index", 1}, {"submissions", {"s/carol"}}, {"students", {"carol"}}}});
     const nlohmann::json manifest = {
         {"convlab_slurm", 1}, {"created", "now"}, {"out", out_}, {"root", CONVLAB_SOURCE_DIR}, {"convlab", "convlab"},
         {"cwd", "/"}, {"grade_options", nlohmann::json::array()}, {"labs", {"lab01"}}, {"lab_points", {100}},
         {"calibration", ""}, {"calibrated_on", "NVIDIA H100 80GB HBM3"}, {"calibrated_on_source", "the test"},
-        {"expect", ""}, {"work_dir", ""}, {"submissions", {"s/alice", "s/bob", "s/carol"}},
-        {"students", {"alice", "bob", "carol"}}, {"tasks", tasks},
+        {"expect", ""}, {"work_dir", ""}, {"submissions", {"s/alice", "s/bob", "s/carol", "s/dan"}},
+        {"students", {"alice", "bob", "carol", "dan"}}, {"tasks", tasks},
         {"slurm", {{"partition", ""}, {"account", ""}, {"gpu_type", ""}, {"constraint", ""}, {"no_gpu", false},
                    {"time", ""}, {"per_task", 2}, {"tasks_at_once", 0}, {"cpus_per_task", 0},
                    {"sbatch_args", nlohmann::json::array()}}},
         {"rounds", nlohmann::json::array()}};
     make_dirs(out_ + "/slurm");
     write_file_atomic(out_ + "/slurm/manifest.json", manifest.dump(2));
-    // Task 0 ran twice: alice on an A100 (then the node failed), bob on an H100; task 1 had no GPU.
-    attempt(0, {{"NVIDIA A100-SXM4-80GB", {"alice"}, 137}, {"NVIDIA H100 80GB HBM3", {"bob"}, 0}});
+    // Task 0 ran twice: alice and dan on an A100 (then the node failed), bob on an H100; task 1
+    // had no GPU. dan did not compile: no speed grader of his ran.
+    attempt(0, {{"NVIDIA A100-SXM4-80GB", {"alice", "dan"}, 137}, {"NVIDIA H100 80GB HBM3", {"bob"}, 0}});
     attempt(1, {{"", {"carol"}, 0}});
-    for (const auto& [student, score] : std::map<std::string, double>{{"alice", 100}, {"bob", 50}, {"carol", 0}})
-      state(student == "carol" ? 1 : 0, student, score);
+    state(0, "alice", 100, true);
+    state(0, "bob", 50, true);
+    state(0, "dan", 0, false);
+    state(1, "carol", 0, false);
   }
   void TearDown() override { fs::remove_all(out_); }
 
@@ -243,7 +246,7 @@ protected:
     write_file_atomic(out_ + "/tasks/" + std::to_string(task) + "/slurm.json",
                       nlohmann::json{{"task", task}, {"attempts", list}}.dump());
   }
-  void state(int task, const std::string& student, double score) {
+  void state(int task, const std::string& student, double score, bool speed_ran) {
     StudentResult r;
     r.student = student;
     r.origin = "s/" + student;
@@ -254,6 +257,11 @@ protected:
     l.submitted = true;
     l.score = score;
     l.max_score = 100;
+    GraderResult g;
+    g.id = "speedup.conv1d";
+    g.kind = "speedup";
+    g.ran = speed_ran;
+    l.graders.push_back(g);
     r.labs.push_back(l);
     make_dirs(out_ + "/tasks/" + std::to_string(task) + "/state");
     write_file_atomic(out_ + "/tasks/" + std::to_string(task) + "/state/" + student + ".json", to_json(r));
@@ -271,7 +279,7 @@ protected:
 TEST_F(Collector, MergesAndFlagsTheOtherGpuModel) {
   ASSERT_EQ(collect(), 0) << printed_;
   EXPECT_EQ(read_file(out_ + "/gradebook.csv"),
-            "student,lab01,total\nPoints Possible,100,100\nalice,100,100\nbob,50,50\ncarol,0,0\n");
+            "student,lab01,total\nPoints Possible,100,100\nalice,100,100\nbob,50,50\ncarol,0,0\ndan,0,0\n");
   // alice was graded on the A100 of the first attempt, against thresholds calibrated on an H100.
   const std::string alice = read_file(out_ + "/feedback/alice.md");
   EXPECT_NE(alice.find("- Note: graded on an NVIDIA A100-SXM4-80GB, but the speed thresholds were calibrated on an "
@@ -281,6 +289,7 @@ TEST_F(Collector, MergesAndFlagsTheOtherGpuModel) {
   EXPECT_NE(read_file(out_ + "/results/alice.json").find("Note: graded on an NVIDIA A100"), std::string::npos);
   EXPECT_EQ(read_file(out_ + "/feedback/bob.md").find("Note:"), std::string::npos);    // the same model
   EXPECT_EQ(read_file(out_ + "/feedback/carol.md").find("Note:"), std::string::npos);  // no GPU, no speed
+  EXPECT_EQ(read_file(out_ + "/feedback/dan.md").find("Note:"), std::string::npos);    // the A100, but no speed
   const auto hw = nlohmann::json::parse(read_file(out_ + "/hardware.json"));
   ASSERT_EQ(hw.at("flagged").size(), 1u);
   EXPECT_EQ(hw.at("flagged")[0].at("student"), "alice");
@@ -298,7 +307,7 @@ TEST_F(Collector, NoGradebookWhileAResultIsMissing) {
   EXPECT_FALSE(fs::exists(out_ + "/gradebook.csv"));
   EXPECT_TRUE(fs::exists(out_ + "/feedback/alice.md"));
   EXPECT_FALSE(fs::exists(out_ + "/feedback/carol.md"));
-  EXPECT_NE(printed_.find("INCOMPLETE: 1 of 3 submission(s) have no result yet (carol)"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find("INCOMPLETE: 1 of 4 submission(s) have no result yet (carol)"), std::string::npos) << printed_;
   EXPECT_NE(printed_.find("convlab grade --slurm --resume --out " + out_), std::string::npos);
 }
 
