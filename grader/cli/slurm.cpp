@@ -614,6 +614,13 @@ void check_slurm_word(const std::string& option, const std::string& value) {
     throw Error(option + " '" + value + "': a Slurm value has no blanks or quotes");
 }
 
+// The collector waits for the new array and for the arrays whose tasks are still pending or running.
+std::string dependency(const std::string& array_job, const std::vector<std::string>& also_wait_for) {
+  std::string d = "afterany:" + array_job;
+  for (const auto& j : also_wait_for) d += ":" + j;
+  return d;
+}
+
 // Submits the array for `tasks` and its collector, recording both in the manifest.
 void submit_round(Manifest& m, const std::vector<int>& tasks, const std::vector<std::string>& also_wait_for) {
   Round r;
@@ -627,9 +634,8 @@ void submit_round(Manifest& m, const std::vector<int>& tasks, const std::vector<
   r.submitted = utc_now();
   m.rounds.push_back(r);
   save(m);  // the array is in the queue: never lose its id
-  std::string dependency = "afterany:" + r.array_job;
-  for (const auto& j : also_wait_for) dependency += ":" + j;
-  write_file_atomic(r.dir + "/collect.sh", collect_script(m, dependency, r.number));
+  const std::string waits = dependency(r.array_job, also_wait_for);
+  write_file_atomic(r.dir + "/collect.sh", collect_script(m, waits, r.number));
   try {
     m.rounds.back().collector_job = sbatch(r.dir + "/collect.sh");
   } catch (const Error& e) {
@@ -638,7 +644,7 @@ void submit_round(Manifest& m, const std::vector<int>& tasks, const std::vector<
   }
   save(m);
   std::cout << "submitted array job " << r.array_job << " (tasks " << array_ranges(tasks) << ") and collector job "
-            << m.rounds.back().collector_job << " (" << dependency << ")\n"
+            << m.rounds.back().collector_job << " (" << waits << ")\n"
             << "scripts: " << r.dir << "/task.sh, collect.sh; Slurm's output: " << m.out << "/slurm/logs/\n"
             << "when the collector has run: " << m.out << "/gradebook.csv, feedback/, results/, grade.log, hardware.json;"
             << " if a task fails: convlab grade --slurm --resume --out " << m.out << "\n";
@@ -661,7 +667,7 @@ std::vector<std::string> task_command(const Manifest& m, int k, const std::strin
   return argv;
 }
 
-void print_dry_run(const Manifest& m, const std::vector<int>& tasks) {
+void print_dry_run(const Manifest& m, const std::vector<int>& tasks, const std::vector<std::string>& also_wait_for) {
   std::cout << "dry run: nothing written, nothing submitted.\n\n";
   if (m.rounds.empty())
     std::cout << m.out << "/slurm/manifest.json would hold " << m.submissions.size() << " submission(s) in "
@@ -682,7 +688,7 @@ void print_dry_run(const Manifest& m, const std::vector<int>& tasks) {
   std::cout << "\n==== " << m.out << "/slurm/round-" << round << "/task.sh (sbatch --parsable)\n"
             << task_script(m, tasks, round) << "\n==== " << m.out << "/slurm/round-" << round
             << "/collect.sh (sbatch --parsable, once the array job's id is known)\n"
-            << collect_script(m, "afterany:<the array job>", round);
+            << collect_script(m, dependency("<the array job>", also_wait_for), round);
 }
 
 // Slurm options given on the command line replace the manifest's (on --resume).
@@ -753,7 +759,7 @@ int resume(const Project& p, const GradeOptions& go, const SlurmOptions& so, con
   }
   std::cout << "resubmitting task(s) " << array_ranges(again) << "; their finished submissions are kept\n";
   if (so.dry_run) {
-    print_dry_run(m, again);
+    print_dry_run(m, again, {active_arrays.begin(), active_arrays.end()});
     return 0;
   }
   if (which("sbatch").empty()) throw Error("--slurm needs sbatch on PATH: run it on the cluster's login node");
@@ -848,7 +854,10 @@ void add_slurm_options(CLI::App& grade, SlurmOptions& o) {
   grade.add_option("--tasks-at-once", o.tasks_at_once, "at most this many tasks at a time (the array's %N)")
       ->group(kGroup);
   grade.add_option("--cpus-per-task", o.cpus_per_task, "CPU cores per task (default 4)")->group(kGroup);
+  // One value per --sbatch-arg, so that the submissions after it are not taken for more.
   grade.add_option("--sbatch-arg", o.sbatch_args, "another sbatch option for every job (--sbatch-arg=--qos=short)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(kGroup);
   grade.add_flag("--resume", o.resume, "continue the Slurm run in --out: resubmit the tasks that failed or never ran")
       ->group(kGroup);
@@ -935,7 +944,7 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   if (so.dry_run) {
     // The calibration and expectations are copied into OUT/slurm/ by a real run.
     if (!go.calibration.empty()) m.calibration = m.out + "/slurm/calibration.json";
-    print_dry_run(m, all);
+    print_dry_run(m, all, {});
     return 0;
   }
   if (which("sbatch").empty()) throw Error("--slurm needs sbatch on PATH: run it on the cluster's login node");

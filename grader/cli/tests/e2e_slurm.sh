@@ -60,8 +60,9 @@ subs=("$e2e"/subs/*)
 o=$work/out
 # Exactly cli.e2e.grade_fixtures' options, so that the results must be the same.
 grading=(--labs lab01 --cuda-arch 90 --jobs 1 --test-timeout 60)
-# Two tasks at once on the node's cores, no GPU asked for (the GPU graders are not run here).
-slurm_opts=(--slurm --no-gpu --per-task 8 --tasks-at-once 2 --cpus-per-task 1 --time 30)
+# Two tasks, one at a time (the throttle is seen working, and task 1 is still pending or
+# running when task 0 is resumed); no GPU asked for (the GPU graders are not run here).
+slurm_opts=(--slurm --no-gpu --per-task 8 --tasks-at-once 1 --cpus-per-task 1 --time 30)
 
 # --dry-run prints the shares and both scripts, and writes nothing.
 out=$("$convlab" --root "$root" grade "${subs[@]}" "${grading[@]}" --out "$o" "${slurm_opts[@]}" \
@@ -69,7 +70,7 @@ out=$("$convlab" --root "$root" grade "${subs[@]}" "${grading[@]}" --out "$o" "$
 check "dry run exits 0" test $? -eq 0
 echo "$out" | sed -n '1,8p'
 check "dry run: two tasks of 8 and 7" grep -q "in 2 array task(s)" <<<"$out"
-check "dry run: the array, throttled" grep -q '^#SBATCH --array=0-1%2$' <<<"$out"
+check "dry run: the array, throttled" grep -q '^#SBATCH --array=0-1%1$' <<<"$out"
 check "dry run: no GPU asked for with --no-gpu" bash -c '! grep -q -- "--gres" <<<"$1"' _ "$out"
 check "dry run: the collector waits for the array" grep -q '^#SBATCH --dependency=afterany:' <<<"$out"
 check "dry run: each task runs convlab slurm-task" grep -q "slurm-task '$o'\$" <<<"$out"
@@ -105,6 +106,12 @@ rc=$?
 check "a second --slurm run into the same folder is refused (exit $rc)" test $rc -eq 2
 check "... pointing at --resume" grep -q "already holds a Slurm grading run" <<<"$out"
 
+task_state() { squeue -h -r -j "$array" -o '%i %T %r' 2>/dev/null | grep "^${array}_$1 "; }
+running0() { task_state 0 | grep -q ' RUNNING '; }
+wait_for 300 "task 0 starting" running0
+check "the throttle holds task 1 back while task 0 runs ($(task_state 1))" \
+  grep -q "^${array}_1 PENDING JobArrayTaskLimit" <<<"$(task_state 1)"
+
 states0() { find "$o/tasks/0/state" -name '*.json' 2>/dev/null | wc -l; }
 # Its share is 8; corrupt_tarball is scored before anything is built, so 3 means two were built and graded.
 three_graded() { [ "$(states0)" -ge 3 ]; }
@@ -113,6 +120,21 @@ n=$(states0)
 check "task 0 is mid-way when cancelled ($n of 8 graded)" test "$n" -lt 8
 scancel "${array}_0"
 echo "cancelled task 0 after $((SECONDS - start)) s, with $n of 8 graded"
+
+# While task 1 is pending or running, a resume would resubmit task 0 only, and its collector
+# would wait for task 1's array too (a dry run: this round's collector must see the failure).
+cancelled0() { grep -q '^CANCELLED' <<<"$(state_of "${array}_0")"; }
+wait_for 60 "sacct recording the cancellation" cancelled0
+out=$("$convlab" --root "$root" grade --slurm --resume --out "$o" --dry-run 2>&1)
+rc=$?
+echo "$out" | sed -n '1,6p'
+check "resume --dry-run while task 1 is active (exit $rc)" test $rc -eq 0
+check "... task 1 is left to run" grep -Eq "^  1  *active  *${array}_1 *(PENDING|RUNNING)" <<<"$out"
+check "... task 0 would be resubmitted" grep -q "^resubmitting task(s) 0;" <<<"$out"
+check "... with a collector that also waits for the running array" \
+  grep -q "^#SBATCH --dependency=afterany:<the array job>:${array}\$" <<<"$out"
+check "... and nothing submitted" test ! -e "$o/slurm/round-2"
+
 wait_for 900 "the collector of round 1 ending" job_ended "$collector"
 n=$(states0)  # what task 0 finished before the cancellation took effect
 echo "round 1 over after $((SECONDS - start)) s; task 0 had graded $n of 8"

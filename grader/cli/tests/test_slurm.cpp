@@ -118,6 +118,13 @@ TEST(Slurm, TasksGetTheGradingOptionsAsGiven) {
   EXPECT_FALSE(again.slurm.enabled);
 }
 
+TEST(Slurm, SbatchArgsTakeOneValueEach) {
+  GradeLike g;
+  g.parse({"--slurm", "--sbatch-arg=--qos=short", "s1", "--sbatch-arg", "--mem=8G", "s2", "--out", "o"});
+  EXPECT_EQ(g.slurm.sbatch_args, (std::vector<std::string>{"--qos=short", "--mem=8G"}));
+  EXPECT_EQ(g.subs, (std::vector<std::string>{"s1", "s2"}));
+}
+
 TEST(Slurm, SlurmOptionsNeedSlurm) {
   GradeLike g;
   g.parse({"s1", "--out", "o", "--time", "30"});
