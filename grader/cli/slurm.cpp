@@ -857,6 +857,7 @@ void add_slurm_options(CLI::App& grade, SlurmOptions& o) {
   // One value per --sbatch-arg, so that the submissions after it are not taken for more.
   grade.add_option("--sbatch-arg", o.sbatch_args, "another sbatch option for every job (--sbatch-arg=--qos=short)")
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(kGroup);
   grade.add_flag("--resume", o.resume, "continue the Slurm run in --out: resubmit the tasks that failed or never ran")
