@@ -182,5 +182,8 @@ out=$("$convlab" --root "$root" grade --slurm --resume --out "$o" 2>&1)
 check "resume when all is done: exit 0, nothing submitted" test $? -eq 0
 check "... saying so" grep -q "^every task is done" <<<"$out"
 check "... the gradebook unchanged" cmp "$o/gradebook.csv" "$e2e/out/gradebook.csv"
-check "no process of the sandbox user is left" test "$(ps -u nobody -o pid= 2>/dev/null | wc -l)" -eq 0
+check "no process of the sandbox user is left" test "$(ps -u nobody -o args= 2>/dev/null | grep -cF "$work/")" -eq 0
+# What the jobs cost (jobacct_gather/linux): the part of this test's time spent in Slurm.
+sacct -j "$array,$collector,$array2,$collector2" -X -P -n --format=JobID,State,Elapsed,TotalCPU 2>/dev/null |
+  sed 's/^/jobs: /'
 exit $fail

@@ -198,7 +198,7 @@ if [ -s "$local_out" ] && [ "$NO_GPU" != 1 ]; then
 else
   note "no local gradebook to compare with (run grader/cli/gpu-grade-check.sh first; its expected scores are the same)"
 fi
-check "no process of the sandbox user is left" test "$(ps -u nobody -o pid= 2>/dev/null | wc -l)" -eq 0
+check "no process of the sandbox user is left" test "$(ps -u nobody -o args= 2>/dev/null | grep -cF "$work/")" -eq 0
 tar -czf "$OUT/slurm-out.tgz" -C "$work" --exclude='out/tasks/*/work' --exclude='out-flag/tasks/*/work' out out-flag 2>/dev/null
 note "total: $((SECONDS - t_all)) s"
 tail -40 "$summary"

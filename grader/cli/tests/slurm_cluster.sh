@@ -20,7 +20,8 @@
 # (sbatch hands its environment to the job, and convlab's build must not load Debian's libraries).
 #
 # The configuration is the least that works in a container run as root: no cgroups
-# (ProctrackType=proctrack/linuxproc, TaskPlugin=task/none), CPU cores as the only resource.
+# (ProctrackType=proctrack/linuxproc, TaskPlugin=task/none), CPU cores as the only resource;
+# jobacct_gather/linux reads /proc, so that sacct reports each job's CPU time.
 
 _sc_pids=()      # what slurm_cluster_stop stops, in reverse order: "name:pid"
 _sc_dir=""
@@ -212,7 +213,7 @@ SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
+JobAcctGatherType=jobacct_gather/linux
 MpiDefault=none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
