@@ -5,6 +5,7 @@
 #include "hardware.hpp"
 #include "project.hpp"
 #include "sandbox.hpp"
+#include "slurm.hpp"
 #include "student.hpp"
 #include "util.hpp"
 
@@ -62,7 +63,8 @@ int main(int argc, char** argv) {
   GradeOptions go;
   std::string gpus = "0", labs, sanitize;
   auto* grade = app.add_subcommand("grade", "grade submissions (folders, tarballs, git repositories) into --out DIR");
-  grade->add_option("SUBMISSION", go.submissions, "submissions")->required();
+  // Not required by the parser: `--slurm --resume` takes them from its manifest (grade_main refuses none).
+  grade->add_option("SUBMISSION", go.submissions, "submissions");
   grade->add_option("--out", go.out, "output folder: gradebook.csv, feedback/, results/, grade.log, hardware.json")
       ->required();
   grade->add_option("--labs", labs, "labs to grade, comma-separated (default: all)");
@@ -86,6 +88,10 @@ int main(int argc, char** argv) {
   grade->add_option("--work-dir", go.work, "scratch folder (default: OUT/work)");
   grade->add_option("--expect", go.expect, "expected scores (JSON); exit 1 on a difference");
   grade->add_flag("--force", go.force, "grade again what an earlier run already graded");
+  SlurmOptions slurm;  // --slurm and its options (slurm.hpp)
+  add_slurm_options(*grade, slurm);
+  SlurmCommands slurm_cmds;  // hidden: what the sbatch scripts run
+  add_slurm_commands(app, slurm_cmds);
 
   CalibrateOptions co;
   std::string cal_labs;
@@ -133,8 +139,12 @@ int main(int argc, char** argv) {
       go.labs = split(labs, ',');
       go.gpus = split(gpus, ',');
       go.sanitize = split(sanitize, ',');
+      if (slurm.enabled) return slurm_grade_main(project, go, slurm, *grade);
+      refuse_slurm_options(*grade);
       return grade_main(project, go);
     }
+    if (slurm_cmds.task->parsed()) return slurm_task_main(project, slurm_cmds.out, slurm_cmds.task_index);
+    if (slurm_cmds.collect->parsed()) return slurm_collect_main(project, slurm_cmds.out);
     if (calibrate->parsed()) {
       co.labs = split(cal_labs, ',');
       return calibrate_main(project, co);

@@ -85,8 +85,9 @@ bool Project::has_reference() const { return fs::is_directory(fs::path(root) / "
 
 bool in_source_tree(const std::string& rel, bool is_dir, bool student_copy) {
   const std::string top = rel.substr(0, rel.find('/'));
+  // .slurm-debs: Slurm's packages carried to a GPU machine for grader/cli/tests/gpu-slurm-check.sh.
   if (top == "build" || top == "out" || top == "gpu-logs" || top == ".git" || top == ".vscode" || top == ".idea" ||
-      top == "grade-out")
+      top == "grade-out" || top == ".slurm-debs")
     return false;
   const std::string name = fs::path(rel).filename().string();
   if (!is_dir && (name.size() > 4 && name.substr(name.size() - 4) == ".swp")) return false;

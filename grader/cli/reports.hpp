@@ -41,4 +41,11 @@ std::string feedback_markdown(const StudentResult& r, const std::string& preset 
 /// `results/<student>.json` in Gradescope's results.json format.
 std::string gradescope_json(const StudentResult& r);
 
+/// `--expect FILE`: compares the scores of `results` with a JSON file of expected
+/// scores (`{"alice": {"lab01": 100, "reason": "..."}}`; a list of numbers accepts
+/// any of them; keys starting with `_` are comments). Returns a table for the log
+/// and sets `*differences`; throws Error if the file is not valid JSON.
+std::string compare_with_expected(const std::string& expect_path, const std::vector<StudentResult>& results,
+                                  int* differences);
+
 }  // namespace convlab::cli
