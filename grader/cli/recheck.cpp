@@ -158,9 +158,10 @@ std::string recheck_message(const CompilerRecheck& c, const std::string& grader_
       << c.flags << "` (less device optimisation) and run on the same inputs (" << seed
       << "), every test passed. This looks like a compiler bug, not a bug in your kernel.\n"
       << cpu << "- Tried: " << join(c.tried, "; ") << ".\n"
-      << "- Build settings: your kernels are built with nvcc's default device optimisation; CMake's "
-      << "CONVLAB_DEVICE_OPT=" << c.passed_at << " builds them with `" << c.flags << "` (cmake -B build/default -D CONVLAB_DEVICE_OPT="
-      << c.passed_at << "). The docs' page \"Known issues\" (docs/known-issues.md) names the compiler bugs known so far.\n";
+      << "- Build settings: your kernels are built with nvcc's default device optimisation; the CMake option "
+      << "CONVLAB_DEVICE_OPT=" << c.passed_at << " builds them with `" << c.flags << "` (for example cmake --preset "
+      << "default -D CONVLAB_DEVICE_OPT=" << c.passed_at << "), which you may use to go on working. The docs' page "
+      << "\"Known issues\" (docs/known-issues.md) names the compiler bugs known so far.\n";
     if (graded)
       m << "- Graded under the course's compiler-bug policy '" << c.policy << "': " << policy_outcome(c) << ".\n";
     else
@@ -292,8 +293,10 @@ std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, con
       j.seed = replay.seed;
       j.idle_timeout_s = lab.spec.test_timeout_s;
       const GraderRun r = run_judge(j);
-      std::cout << "  " << (replay.tag == "recheck-as-built" ? "as built, again" : replay.tag) << ": "
-                << tests_summary(r) << std::endl;
+      std::string what = "as built, again";
+      for (const auto& level : lowered_levels())
+        if (replay.tag == "recheck-" + level.name) what = "with " + level.flags;
+      std::cout << "  " << what << ": " << tests_summary(r) << std::endl;
       return r;
     };
     if (have_cpu)
@@ -320,7 +323,11 @@ std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, con
     }
     const CompilerRecheck c = recheck_grader(runs[g.id], lowered_levels(cache_value(build, "CONVLAB_DEVICE_OPT")),
                                              policy, steps);
-    std::cout << "\n" << (c.compiler_bug() ? "A COMPILER BUG, IT SEEMS: " : "") << g.id << "\n";
+    std::cout << "\n"
+              << (c.compiler_bug() ? "A COMPILER BUG, IT SEEMS: "
+                  : c.inconclusive ? "COULD NOT TELL: "
+                                   : "NOT THE COMPILER: ")
+              << g.id << "\n";
     std::istringstream lines(recheck_message(c, g.id, false));
     for (std::string line; std::getline(lines, line);) std::cout << "  " << line << "\n";
     if (!have_cpu && c.compiler_bug())

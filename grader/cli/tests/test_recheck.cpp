@@ -2,6 +2,7 @@
 // the student's message, the gradebook, and a recheck through a fake judge process.
 #include "recheck.hpp"
 #include "reports.hpp"
+#include "sandbox.hpp"
 #include "scoring.hpp"
 #include "util.hpp"
 
@@ -355,7 +356,7 @@ for a in "$@"; do
     --convlab-runner=*) runner=${a#*=} ;;
   esac
 done
-mode=$(cat "$runner")
+mode=$(cat "${runner:-$(dirname "$0")/lab07_runner}")
 echo "convlab: lab07 graders (student), base seed ${CONVLAB_SEED:-1}"
 [ "$mode" = crash ] && kill -SEGV $$
 status=0
@@ -454,13 +455,25 @@ TEST(RecheckProcess, AHaloOffByOneStaysTheStudents) {
 const char* kFakeProject = R"(cmake_minimum_required(VERSION 3.25)
 project(fake NONE)
 set(CONVLAB_DEVICE_OPT "" CACHE STRING "")
+set(CONVLAB_BACKEND "cuda" CACHE STRING "")
+set(opt "${CONVLAB_DEVICE_OPT}")
+if(CONVLAB_BACKEND STREQUAL "cpu")
+  set(opt cpu)  # the CPU backend computes the downward loop right
+endif()
 set(src "${CMAKE_SOURCE_DIR}/starter_code/07-demo/demo.cu")
 set(out "${CMAKE_BINARY_DIR}/labs/07-demo/lab07_runner")
 add_custom_command(OUTPUT "${out}"
-  COMMAND "${CMAKE_COMMAND}" -DSRC=${src} -DOUT=${out} -DOPT=${CONVLAB_DEVICE_OPT} -P "${CMAKE_SOURCE_DIR}/runner.cmake"
+  COMMAND "${CMAKE_COMMAND}" -DSRC=${src} -DOUT=${out} -DOPT=${opt} -P "${CMAKE_SOURCE_DIR}/runner.cmake"
   DEPENDS "${src}")
 add_custom_target(lab07_runner DEPENDS "${out}")
+# The judge (convlab check runs the one of the student's build, and the CPU build's).
+add_custom_target(lab07_graders
+  COMMAND "${CMAKE_COMMAND}" -E copy "${CMAKE_SOURCE_DIR}/judge.sh" "${CMAKE_BINARY_DIR}/labs/07-demo/lab07_graders")
+add_dependencies(lab07_graders lab07_runner)
 )";
+const char* kFakePresets = R"({"version": 6, "configurePresets": [
+  {"name": "fake", "generator": "Ninja", "binaryDir": "${sourceDir}/build/fake"},
+  {"name": "cpu", "generator": "Ninja", "binaryDir": "${sourceDir}/build/cpu", "cacheVariables": {"CONVLAB_BACKEND": "cpu"}}]})";
 const char* kFakeRunnerScript = R"(file(READ "${SRC}" text)
 set(mode right)
 if(text MATCHES "halo" OR (text MATCHES "miscompiled" AND OPT STREQUAL ""))
@@ -544,6 +557,56 @@ TEST(RecheckGrade, BuildsTheLoweredLevelInATreeOfItsOwn) {
   EXPECT_FALSE(own.inconclusive);
   EXPECT_EQ(own.tried.size(), 3u);
   EXPECT_EQ(read_file(course.work + "/recheck/gpu0/src/starter_code/07-demo/demo.cu"), "// a halo off by one\n");
+}
+
+// convlab check's side: the student's build, a lowered build beside it, the CPU build's verdict.
+TEST(RecheckCheck, TellsTheStudentAndShowsTheCpuVerdict) {
+  FakeCourse course;
+  write_file_atomic(course.root + "/CMakePresets.json", kFakePresets);
+  write_executable(course.root + "/judge.sh", kFakeJudge);
+  write_file_atomic(course.root + "/starter_code/07-demo/demo.cu", "// a downward loop, miscompiled\n");
+  Project p;
+  p.root = course.root;
+  p.labs = {course.lab};
+  // The student's build as configured and built (the judge, and the runner as built: wrong).
+  const std::string build = course.root + "/build/fake";
+  for (const std::string preset : {"fake", "cpu"}) {
+    const RunResult r = run_tool({"cmake", "--preset", preset}, course.root, 120);
+    ASSERT_TRUE(r.ok()) << r.output;
+  }
+  ASSERT_TRUE(run_tool({"cmake", "--build", build, "--target", "lab07_graders", "lab07_runner"}, course.root, 120).ok());
+  ASSERT_EQ(read_file(build + "/labs/07-demo/lab07_runner"), "wrong\n");
+  std::map<std::string, TestOutcome> records;
+  for (const auto& t : failing_run().tests) records[t.name] = t;
+  testing::internal::CaptureStdout();
+  const auto found = recheck_after_check(p, course.lab, build, "fake", records);
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(found.count("correctness.a"), 1u) << out;
+  const CompilerRecheck& c = found.at("correctness.a");
+  EXPECT_EQ(c.passed_at, "O1") << out;
+  EXPECT_EQ(c.cpu, "all 2 tests passed") << out;
+  EXPECT_EQ(read_file(build + "-recheck-O1/CMakeCache.txt").find("CONVLAB_DEVICE_OPT:STRING=O1") != std::string::npos, true);
+  for (const char* words : {"Looking again at correctness.a", "A COMPILER BUG, IT SEEMS: correctness.a",
+                            "Your kernel computes the right result with less compiler optimisation",
+                            "The CPU backend, on the same inputs: all 2 tests passed", "When graded (convlab grade)"})
+    EXPECT_NE(out.find(words), std::string::npos) << "missing: " << words << "\n" << out;
+  // Its records stay out of the folders convlab status reads.
+  EXPECT_FALSE(std::filesystem::exists(build + "/results/check"));
+  EXPECT_TRUE(std::filesystem::exists(build + "/results/recheck-O1"));
+
+  // A halo off by one: the same lowered build, and the student is told it is theirs.
+  write_file_atomic(course.root + "/starter_code/07-demo/demo.cu", "// a halo off by one\n");
+  testing::internal::CaptureStdout();
+  const auto own = recheck_after_check(p, course.lab, build, "fake", records);
+  const std::string out2 = testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(own.at("correctness.a").compiler_bug()) << out2;
+  EXPECT_NE(out2.find("the fault is in the kernel, not the compiler"), std::string::npos) << out2;
+  EXPECT_EQ(out2.find("COMPILER BUG"), std::string::npos) << out2;
+
+  // On the CPU backend there is no device optimisation to lower: nothing is rebuilt.
+  testing::internal::CaptureStdout();
+  EXPECT_TRUE(recheck_after_check(p, course.lab, course.root + "/build/cpu", "cpu", records).empty());
+  testing::internal::GetCapturedStdout();
 }
 
 TEST(RecheckGrade, ARefusedBuildIsNoPass) {
