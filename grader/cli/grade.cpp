@@ -764,7 +764,7 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   for (const auto& g : b.spec.graders) {
     if (g.kind == "speedup") continue;  // correctness and technique graders first: they gate speed
     GraderRun run = run_grader(job, b, g, tests[g.id], gpu);
-    if (wants_recheck(g, run))  // the kernel's fault, or the compiler's? (recheck.hpp)
+    if (rechecker_->wanted(g, run, b.slot_src))  // the kernel's fault, or the compiler's? (recheck.hpp)
       run.recheck = rechecker_->recheck(gpu, *b.lab, b.spec, job.sub.files.at(b.spec.lab), b.runner, job.dir + "/" + b.spec.lab,
                                         g, run, [&](const Replay& r) { return run_grader(job, b, g, tests[g.id], gpu, &r); });
     for (const auto& t : run.tests) gpu_present = gpu_present || (t.recorded && !t.skipped);

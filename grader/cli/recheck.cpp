@@ -65,6 +65,18 @@ std::vector<DeviceOpt> lowered_levels(const std::string& current) {
   return {{"O1", "-Xptxas -O1"}, {"G", "-G"}};
 }
 
+std::vector<DeviceOpt> lowered_levels_for(const std::string& current, const std::vector<std::string>& sources,
+                                          std::vector<std::string>* notes) {
+  std::vector<DeviceOpt> levels = lowered_levels(current);
+  const bool tells = std::any_of(sources.begin(), sources.end(),
+                                 [](const std::string& text) { return text.find("__CUDACC_DEBUG__") != std::string::npos; });
+  if (tells && !levels.empty() && levels.back().name == "G") {
+    levels.pop_back();
+    notes->push_back("-G: not tried (the source tests __CUDACC_DEBUG__, which -G defines)");
+  }
+  return levels;
+}
+
 std::string resolve_policy(const std::string& command_line, const LabSpec& spec) {
   const std::string p = !command_line.empty() ? command_line
                         : !spec.compiler_bug_policy.empty() ? spec.compiler_bug_policy
@@ -321,8 +333,15 @@ std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, con
     } catch (const Error&) {
       policy = "review";
     }
-    const CompilerRecheck c = recheck_grader(runs[g.id], lowered_levels(cache_value(build, "CONVLAB_DEVICE_OPT")),
-                                             policy, steps);
+    std::vector<std::string> sources, notes;
+    for (const auto& f : lab.spec.files) {
+      std::error_code ec;
+      const std::string path = p.root + "/" + lab.starter + "/" + f;
+      if (fs::exists(path, ec)) sources.push_back(read_file(path));
+    }
+    const auto levels = lowered_levels_for(cache_value(build, "CONVLAB_DEVICE_OPT"), sources, &notes);
+    CompilerRecheck c = recheck_grader(runs[g.id], levels, policy, steps);
+    c.tried.insert(c.tried.end(), notes.begin(), notes.end());
     std::cout << "\n"
               << (c.compiler_bug() ? "A COMPILER BUG, IT SEEMS: "
                   : c.inconclusive ? "COULD NOT TELL: "
@@ -454,7 +473,11 @@ CompilerRecheck GradeRechecker::recheck(const std::string& gpu, const Lab& lab, 
   const double t0 = now_s();
   CompilerRecheck c;
   try {
-    c = recheck_grader(failed, lowered_levels(current), policy, steps);
+    std::vector<std::string> sources, notes;
+    for (const auto& f : spec.files)
+      if (files.count(f)) sources.push_back(read_file(files.at(f)));
+    c = recheck_grader(failed, lowered_levels_for(current, sources, &notes), policy, steps);
+    c.tried.insert(c.tried.end(), notes.begin(), notes.end());
   } catch (const std::exception& e) {  // a recheck that cannot be made leaves the grade as measured
     c = CompilerRecheck{};
     c.inconclusive = true;
@@ -467,6 +490,17 @@ CompilerRecheck GradeRechecker::recheck(const std::string& gpu, const Lab& lab, 
            (c.compiler_bug() ? "passes with " + c.flags : c.flaky ? "flaky" : "fails at every level") + "; " +
            join(c.tried, "; ") + (c.cpu.empty() ? "" : "; CPU backend: " + c.cpu) + "\n");
   return c;
+}
+
+bool GradeRechecker::wanted(const GraderSpec& g, const GraderRun& run, const std::string& slot_src) {
+  if (!wants_recheck(g, run)) return false;
+  std::lock_guard<std::mutex> l(mu_);
+  const auto it = cpu_slots_.find(slot_src);
+  const bool cpu = it != cpu_slots_.end()
+                       ? it->second
+                       : (cpu_slots_[slot_src] = cache_value((fs::path(slot_src).parent_path() / "build").string(),
+                                                             "CONVLAB_BACKEND") == "cpu");
+  return !cpu;
 }
 
 bool credited_by_recheck(const GraderRun& run) { return run.recheck && run.recheck->credited(); }

@@ -43,6 +43,12 @@ struct DeviceOpt {
 /// CONVLAB_DEVICE_OPT): O1 then G from the default; G from O1; none from G.
 std::vector<DeviceOpt> lowered_levels(const std::string& current = "");
 
+/// lowered_levels() for a submission whose files hold `sources`: -G is left out (with a line in
+/// `*notes`) when a source tests __CUDACC_DEBUG__, the macro -G defines, since such a kernel can
+/// be right only when built with -G.
+std::vector<DeviceOpt> lowered_levels_for(const std::string& current, const std::vector<std::string>& sources,
+                                          std::vector<std::string>* notes);
+
 /// The policy for a lab: `command_line` (`--compiler-bug-policy`) if given, else the spec's
 /// compiler_bug_policy, else "review". Throws Error for a value other than full, review or as-is.
 std::string resolve_policy(const std::string& command_line, const LabSpec& spec);
@@ -126,6 +132,10 @@ public:
   };
   explicit GradeRechecker(Settings s) : s_(std::move(s)) {}
 
+  /// Whether to look again at `run`: wants_recheck(), and the grading build (the slot whose
+  /// sources are `slot_src`) runs kernels on a GPU; the CPU backend has no device optimisation.
+  bool wanted(const GraderSpec& g, const GraderRun& run, const std::string& slot_src);
+
   /// Looks again at `failed`, grader `g` of `lab` for a submission whose files are `files` (spec
   /// name -> path), built as graded into `runner`; `out` is the submission's folder for this lab.
   /// `run` runs the grader's tests with a replay (grade's own runner of graders).
@@ -140,6 +150,7 @@ private:
   Settings s_;
   std::mutex mu_;
   std::map<std::string, std::string> broken_;  // build folder -> why it cannot be configured
+  std::map<std::string, bool> cpu_slots_;      // slot source folder -> built for the CPU backend
 };
 
 /// Whether `run` (a gate of a speed grader) earns its points through a recheck (policy not as-is).

@@ -96,6 +96,17 @@ TEST(Recheck, LevelsBelowTheBuildsOwn) {
   EXPECT_TRUE(lowered_levels("G").empty());
 }
 
+TEST(Recheck, MinusGIsNotTriedForASourceThatTestsForIt) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(lowered_levels_for("", {"__global__ void k() {}"}, &notes).size(), 2u);
+  EXPECT_TRUE(notes.empty());
+  // Right only where -G defines its macro: no evidence of a compiler bug.
+  const auto levels = lowered_levels_for("", {"#ifdef __CUDACC_DEBUG__\n  /* the right kernel */\n#endif"}, &notes);
+  ASSERT_EQ(levels.size(), 1u);
+  EXPECT_EQ(levels[0].name, "O1");
+  EXPECT_EQ(notes, std::vector<std::string>{"-G: not tried (the source tests __CUDACC_DEBUG__, which -G defines)"});
+}
+
 TEST(Recheck, PolicyFromTheCommandLineThenTheSpecThenReview) {
   LabSpec spec = parse_spec(kSpec, "t");
   EXPECT_EQ(resolve_policy("", spec), "review");
@@ -607,6 +618,18 @@ TEST(RecheckCheck, TellsTheStudentAndShowsTheCpuVerdict) {
   testing::internal::CaptureStdout();
   EXPECT_TRUE(recheck_after_check(p, course.lab, course.root + "/build/cpu", "cpu", records).empty());
   testing::internal::GetCapturedStdout();
+}
+
+TEST(RecheckGrade, OnlyGpuBuildsAreLookedAtAgain) {
+  FakeCourse course;
+  GradeRechecker r = course.rechecker();
+  const GraderSpec& g = course.lab.spec.grader("correctness.a");
+  for (const std::string backend : {"cuda", "cpu"}) {
+    const std::string slot = course.work + "/slots/" + backend;
+    write_file_atomic(slot + "/build/CMakeCache.txt", "CONVLAB_BACKEND:STRING=" + backend + "\n");
+    EXPECT_EQ(r.wanted(g, failing_run(), slot + "/src"), backend == "cuda") << backend;
+    EXPECT_FALSE(r.wanted(g, passing_run(), slot + "/src"));
+  }
 }
 
 TEST(RecheckGrade, ARefusedBuildIsNoPass) {
