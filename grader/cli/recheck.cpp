@@ -40,6 +40,12 @@ std::string cache_value(const std::string& build, const std::string& name) {
   return "";
 }
 
+// The backend a build uses: CONVLAB_BACKEND_USED (what 'auto' chose), else CONVLAB_BACKEND.
+std::string backend_of(const std::string& build) {
+  const std::string used = cache_value(build, "CONVLAB_BACKEND_USED");
+  return used.empty() ? cache_value(build, "CONVLAB_BACKEND") : used;
+}
+
 // What the policy does with a grader that passed with less optimisation, in words.
 std::string policy_outcome(const CompilerRecheck& c) {
   if (!c.credited()) return "scored as measured, as if the kernel were wrong; ask your instructor to look at it";
@@ -258,10 +264,10 @@ std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, con
   for (const auto& [name, t] : records)
     if (const GraderSpec* g = lab.spec.grader_for_test(name)) runs[g->id].tests.push_back(t);
   // The CPU backend has no device optimisation to lower.
-  if (cache_value(build, "CONVLAB_BACKEND") == "cpu") return out;
+  if (backend_of(build) == "cpu") return out;
   const std::string judge = build + "/" + lab.dir + "/" + lab.spec.lab + "_graders";
   const std::string cpu_build = p.root + "/build/cpu";
-  const bool have_cpu = fs::absolute(cpu_build) != fs::absolute(build) && cache_value(cpu_build, "CONVLAB_BACKEND") == "cpu";
+  const bool have_cpu = fs::absolute(cpu_build) != fs::absolute(build) && backend_of(cpu_build) == "cpu";
   for (const auto& g : lab.spec.graders) {
     if (!wants_recheck(g, runs[g.id])) continue;
     std::vector<std::string> names;
@@ -275,7 +281,9 @@ std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, con
       const std::string dir = build + "-recheck-" + level.name;
       if (cache_value(dir, "CONVLAB_DEVICE_OPT") != level.name) {
         RunSpec s;
-        s.argv = {"cmake", "--preset", preset, "-B", dir, "-DCONVLAB_DEVICE_OPT=" + level.name, "-DCONVLAB_BENCHMARKS=OFF"};
+        // The student's preset (default for a build named by folder), on the GPU as the build that failed.
+        s.argv = {"cmake", "--preset", preset.empty() ? std::string("default") : preset, "-B", dir,
+                  "-DCONVLAB_BACKEND=cuda", "-DCONVLAB_DEVICE_OPT=" + level.name, "-DCONVLAB_BENCHMARKS=OFF"};
         if (const std::string arch = cache_value(build, "CMAKE_CUDA_ARCHITECTURES"); !arch.empty())
           s.argv.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + arch);  // the same code as the build that failed
         s.cwd = p.root;
@@ -498,8 +506,7 @@ bool GradeRechecker::wanted(const GraderSpec& g, const GraderRun& run, const std
   const auto it = cpu_slots_.find(slot_src);
   const bool cpu = it != cpu_slots_.end()
                        ? it->second
-                       : (cpu_slots_[slot_src] = cache_value((fs::path(slot_src).parent_path() / "build").string(),
-                                                             "CONVLAB_BACKEND") == "cpu");
+                       : (cpu_slots_[slot_src] = backend_of((fs::path(slot_src).parent_path() / "build").string()) == "cpu");
   return !cpu;
 }
 

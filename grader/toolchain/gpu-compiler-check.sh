@@ -129,8 +129,9 @@ for stage in "${stages[@]}"; do
     ;;
   grade)
     fixtures
-    # The graders run as another user when this runs as root: their folders go where it can reach them.
-    gwork=$(mktemp -d /tmp/convlab-compiler-grade-XXXXXX)
+    # The graders run as another user when this runs as root: their folders go where it can reach
+    # them. Not under /tmp: the runner sandbox mounts a private /tmp over it, hiding the runners.
+    gwork=$(mktemp -d /var/tmp/convlab-compiler-grade-XXXXXX)
     chmod 755 "$gwork"
     cp -r "$work/fixtures/downward_loop" "$work/fixtures/halo_off_by_one" "$work/fixtures/correct" "$gwork/"
     subs=("$gwork/downward_loop" "$gwork/halo_off_by_one" "$gwork/correct")

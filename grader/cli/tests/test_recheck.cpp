@@ -630,6 +630,10 @@ TEST(RecheckGrade, OnlyGpuBuildsAreLookedAtAgain) {
     EXPECT_EQ(r.wanted(g, failing_run(), slot + "/src"), backend == "cuda") << backend;
     EXPECT_FALSE(r.wanted(g, passing_run(), slot + "/src"));
   }
+  // The student's preset decides at configure time ('auto'): what it chose counts.
+  const std::string slot = course.work + "/slots/auto";
+  write_file_atomic(slot + "/build/CMakeCache.txt", "CONVLAB_BACKEND:STRING=auto\nCONVLAB_BACKEND_USED:INTERNAL=cpu\n");
+  EXPECT_FALSE(r.wanted(g, failing_run(), slot + "/src"));
 }
 
 TEST(RecheckGrade, ARefusedBuildIsNoPass) {
