@@ -11,18 +11,22 @@
 #            student's starter_code/01-conv-basic/conv_basic.cu: the compiler-bug message; then a
 #            halo off by one: the student's bug ("NOT THE COMPILER")                 (~5-7 min)
 #   grade    convlab grade of downward_loop, halo_off_by_one and correct, policy review (default):
-#            100 flagged REVIEW / 50 / 100, the message in the feedback, hardware.json's toolchain;
-#            then the same with --compiler-bug-policy as-is (50) and full (100, no REVIEW)  (~6-8 min)
+#            100 flagged REVIEW / 50 / 100, the message in the feedback, hardware.json's toolchain
+#                                                                                    (~5-7 min)
+#   policies the same submissions again with --compiler-bug-policy as-is (50) and full (100, no
+#            REVIEW), reusing the grade stage's build slots and recheck builds         (~2-3 min)
 #
-#   grader/toolchain/gpu-compiler-check.sh                 every stage (~15 min: more than one call)
-#   grader/toolchain/gpu-compiler-check.sh build doctor    one call
+#   grader/toolchain/gpu-compiler-check.sh                 every stage (~15-20 min: several calls)
+#   grader/toolchain/gpu-compiler-check.sh build doctor    one call (~3-4 min)
+#   ... check                                              one call
+#   ... grade, then ... policies                           one call each
 #   CPU=1 ...                                              also the CPU backend's verdict (check:
 #                                                          configures build/cpu of the copy; grade:
 #                                                          --recheck-cpu), a few minutes more
 # With a toolchain that does not miscompile the case (doctor says fit), the expectations change:
 # the downward loop then simply passes, and the check says so.
-# Logs in $OUT (default ./gpu-logs/compiler), at most 8 files: summary.txt build.log doctor.log
-# doctor.json check-downward.log check-halo.log grade.log grade-out.tgz
+# Logs in $OUT (default ./gpu-logs/compiler), at most 8 files a call: summary.txt build.log
+# doctor.log doctor.json check-downward.log check-halo.log grade.log grade-out-<stage>.tgz
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -34,7 +38,7 @@ work=$root/build/compiler-check-work
 convlab=$B/grader/cli/convlab
 summary=$OUT/summary.txt
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(build doctor check grade)
+[ ${#stages[@]} -eq 0 ] && stages=(build doctor check grade policies)
 fail=0
 note() { echo "$*" | tee -a "$summary"; }
 check() {  # check DESCRIPTION COMMAND...
@@ -101,7 +105,7 @@ for stage in "${stages[@]}"; do
       (cd "$tree" && cmake --preset cpu >>"$OUT/build.log" 2>&1) || note "CPU backend: cannot configure build/cpu (see build.log)"
     fi
     cp "$work/fixtures/downward_loop/starter_code/01-conv-basic/conv_basic.cu" "$tree/starter_code/01-conv-basic/"
-    "$convlab" --root "$tree" check lab01 >"$OUT/check-downward.log" 2>&1
+    "$convlab" --root "$tree" check lab01 --preset default >"$OUT/check-downward.log" 2>&1
     rc=$?
     note "check, the downward loop: exit $rc, $(grep -E '^(A COMPILER BUG|NOT THE COMPILER|COULD NOT TELL)' "$OUT/check-downward.log" | tr '\n' ' ')"
     sed -n '/^Looking again/,$p' "$OUT/check-downward.log" | tee -a "$summary"
@@ -119,7 +123,7 @@ for stage in "${stages[@]}"; do
         has 'pass correctness.conv1d' "$OUT/check-downward.log"
     fi
     cp "$work/fixtures/halo_off_by_one/starter_code/01-conv-basic/conv_basic.cu" "$tree/starter_code/01-conv-basic/"
-    "$convlab" --root "$tree" check lab01 >"$OUT/check-halo.log" 2>&1
+    "$convlab" --root "$tree" check lab01 --preset default >"$OUT/check-halo.log" 2>&1
     rc=$?
     note "check, a halo off by one: exit $rc, $(grep -E '^(A COMPILER BUG|NOT THE COMPILER|COULD NOT TELL)' "$OUT/check-halo.log" | tr '\n' ' ')"
     check "check: the halo bug fails (exit 1)" test $rc -eq 1
@@ -127,14 +131,19 @@ for stage in "${stages[@]}"; do
     check "... failing at -Xptxas -O1 and -G too" has 'the fault is in the kernel, not the compiler' "$OUT/check-halo.log"
     check "... never called a compiler bug" bash -c "! grep -q 'COMPILER BUG' '$OUT/check-halo.log'"
     ;;
-  grade)
+  grade | policies)
     fixtures
     # The graders run as another user when this runs as root: their folders go where it can reach
     # them. Not under /tmp: the runner sandbox mounts a private /tmp over it, hiding the runners.
-    gwork=$(mktemp -d /var/tmp/convlab-compiler-grade-XXXXXX)
-    chmod 755 "$gwork"
-    cp -r "$work/fixtures/downward_loop" "$work/fixtures/halo_off_by_one" "$work/fixtures/correct" "$gwork/"
+    # The grade stage starts it afresh; the policies stage reuses its build slots and rechecks.
+    gwork=/var/tmp/convlab-compiler-grade
+    if [ $stage = grade ] || [ ! -d "$gwork/work" ]; then
+      rm -rf "$gwork" && mkdir -p "$gwork"
+      chmod 755 "$gwork"
+      cp -r "$work/fixtures/downward_loop" "$work/fixtures/halo_off_by_one" "$work/fixtures/correct" "$gwork/"
+    fi
     subs=("$gwork/downward_loop" "$gwork/halo_off_by_one" "$gwork/correct")
+    policies=(review); [ $stage = policies ] && policies=(as-is full)
     if miscompiles; then
       review='"downward_loop": {"lab01": 100, "reason": "compiler-bug policy '"'"'review'"'"'"}'
       asis='"downward_loop": {"lab01": 50, "reason": "scored as measured"}'
@@ -144,8 +153,7 @@ for stage in "${stages[@]}"; do
     fi
     rest='"halo_off_by_one": {"lab01": 50, "reason": "the fault is in the kernel, not the compiler"}, "correct": {"lab01": 100}'
     cpu_flag=(); [ "${CPU:-0}" = 1 ] && cpu_flag=(--recheck-cpu)
-    : >"$OUT/grade.log"
-    for policy in review as-is full; do
+    for policy in "${policies[@]}"; do
       case $policy in review) want=$review ;; as-is) want=$asis ;; full) want=$full ;; esac
       echo "{ $want, $rest }" >"$gwork/expect-$policy.json"
       o=$gwork/grade-$policy
@@ -174,10 +182,10 @@ for stage in "${stages[@]}"; do
       check "grade ($policy): the halo bug stays the student's" has 'the fault is in the kernel, not the compiler' "$o/feedback/halo_off_by_one.md"
       check "grade ($policy): ... and is not flagged" bash -c "! grep -q '^halo_off_by_one,.*compiler bug' '$o/gradebook.csv'"
     done
-    tar -czf "$OUT/grade-out.tgz" -C "$gwork" grade-review grade-as-is grade-full 2>/dev/null
+    (cd "$gwork" && tar -czf "$OUT/grade-out-$stage.tgz" $(ls -d grade-review grade-as-is grade-full 2>/dev/null))
     ;;
   *)
-    note "unknown stage '$stage' (build, doctor, check, grade)"
+    note "unknown stage '$stage' (build, doctor, check, grade, policies)"
     fail=1
     ;;
   esac
