@@ -2,7 +2,9 @@
 // limited processes, score, write the outputs. See grade.hpp and docs/grading.md.
 #include "grade.hpp"
 
+#include "doctor.hpp"
 #include "hardware.hpp"
+#include "recheck.hpp"
 #include "reports.hpp"
 #include "sandbox.hpp"
 #include "scoring.hpp"
@@ -164,6 +166,8 @@ private:
   // building
   void build_worker(int slot);
   void setup_slot(int slot);
+  std::vector<std::string> configure_options() const;
+  GradeRechecker::Settings recheck_settings();
   void build_job(Job& job, int slot);
   BuiltLab build_lab(const Job& job, const Lab& lab, int slot);
   std::string check_dependencies(const std::string& build, const std::vector<std::string>& sources, const std::string& slot);
@@ -175,7 +179,7 @@ private:
   void add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const;
   void choose_runner_sandbox();
   GraderRun run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
-                       const std::string& gpu);
+                       const std::string& gpu, const Replay* replay = nullptr);
   std::string run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
                             const std::string& gpu, int ntests, std::string* note);
   void finish(Job& job, StudentResult result);
@@ -196,6 +200,7 @@ private:
   std::uint64_t slot_hash_ = 0, root_hash_ = 0;
   std::vector<std::string> root_files_;
   std::unique_ptr<Log> log_;
+  std::unique_ptr<GradeRechecker> rechecker_;  // a failing correctness grader, looked at again (issue 18)
   Queue<Job> build_q_, run_q_;
   std::mutex mu_, integrity_mu_;
   std::vector<std::optional<StudentResult>> results_;
@@ -275,11 +280,15 @@ void Grader::write_hardware() {
     gpus.push_back(h);
     text += "GPU " + gpu + ": " + h.value("summary", std::string("?")) + "\n";
   }
-  const json all = {{"date", utc_now()}, {"host", host}, {"gpus", gpus}, {"jobs", opt_.jobs}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
-                    {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_},
-                    {"runner_sandbox", runner_sandbox_note_}};
+  json all = {{"date", utc_now()}, {"host", host}, {"gpus", gpus}, {"jobs", opt_.jobs}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
+              {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_},
+              {"runner_sandbox", runner_sandbox_note_}};
+  // Is this toolchain fit to grade? The known miscompile cases, once per run (doctor.hpp).
+  all["toolchain"] = doctor_in_child(project_.root, opt_.gpus.front(), opt_.cuda_arch, work_ + "/doctor");
   write_file_atomic(opt_.out + "/hardware.json", all.dump(2) + "\n");
   log_->line("hardware: " + trim(text));
+  log_->line("toolchain (convlab doctor): " + all["toolchain"].value("summary", std::string("?")) +
+             (all["toolchain"].contains("workaround") ? "; " + all["toolchain"]["workaround"].get<std::string>() : ""));
 }
 
 // The runner (the process holding a submission's kernels) starts in bubblewrap where it works: no
@@ -334,18 +343,48 @@ void Grader::add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) 
 
 // ---- building ------------------------------------------------------------------
 
+// How every grading build is configured (after -S and -B).
+std::vector<std::string> Grader::configure_options() const {
+  std::vector<std::string> o = {"--preset", opt_.preset, "-DCONVLAB_IMPL=student", "-DCONVLAB_SELFTEST=OFF",
+                                "-DCONVLAB_BENCHMARKS=OFF"};
+  if (!opt_.cuda_arch.empty()) o.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + opt_.cuda_arch);
+  // The student's preset picks its backend by what the machine has; grading with it means the
+  // GPU graders, always (grade with --preset cpu for the CPU backend's correctness graders).
+  if (opt_.preset == "default") o.push_back("-DCONVLAB_BACKEND=cuda");
+  for (const auto& a : opt_.cmake_args) o.push_back(a);
+  return o;
+}
+
+// A failing correctness grader is built again with less device optimisation in trees of its own,
+// configured as the slots are and vetted as build_lab() vets a build (recheck.hpp, issue 18).
+GradeRechecker::Settings Grader::recheck_settings() {
+  GradeRechecker::Settings r;
+  r.root = project_.root;
+  r.files = slot_files_;
+  r.configure = configure_options();
+  r.work = work_ + "/recheck";
+  r.policy = opt_.compiler_bug_policy;
+  r.cpu = opt_.recheck_cpu;
+  r.compile_timeout_cap_s = opt_.compile_timeout;
+  r.vet = [this](const Lab& lab, const std::string& build, const std::string& src,
+                 const std::vector<std::string>& sources, const std::string& runner) {
+    std::string bad = check_dependencies(build, sources, src);
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(build + "/labs", ec), end; bad.empty() && !ec && it != end; it.increment(ec))
+      if (it->path().filename() == "lib" + lab.spec.lab + "_kernels.a") bad = check_symbols(lab, build, it->path().string(), false);
+    return bad.empty() ? check_symbols(lab, build, runner, true) : bad;
+  };
+  r.log = [this](const std::string& text) { log_->raw(text); };
+  return r;
+}
+
 void Grader::setup_slot(int slot) {
   const std::string base = work_ + "/slots/" + std::to_string(slot);
   const std::string src = base + "/src", build = base + "/build";
   const double t0 = now_s();
   const auto changed = sync_tree(project_.root, src, slot_files_);
-  std::vector<std::string> configure = {"cmake", "-S", src, "-B", build, "--preset", opt_.preset,
-                                        "-DCONVLAB_IMPL=student", "-DCONVLAB_SELFTEST=OFF", "-DCONVLAB_BENCHMARKS=OFF"};
-  if (!opt_.cuda_arch.empty()) configure.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + opt_.cuda_arch);
-  // The student's preset picks its backend by what the machine has; grading with it means the
-  // GPU graders, always (grade with --preset cpu for the CPU backend's correctness graders).
-  if (opt_.preset == "default") configure.push_back("-DCONVLAB_BACKEND=cuda");
-  for (const auto& a : opt_.cmake_args) configure.push_back(a);
+  std::vector<std::string> configure = {"cmake", "-S", src, "-B", build};
+  for (const auto& a : configure_options()) configure.push_back(a);
   RunResult r = run_tool(configure, src, 900);
   log_->raw("---- slot " + std::to_string(slot) + ": configure\n" + r.output + "\n");
   if (!r.ok()) throw Error("cannot configure the grading tree (preset '" + opt_.preset + "'): " + r.describe() + "\n" +
@@ -610,15 +649,19 @@ RunSpec Grader::graders_spec(const Job& job, const BuiltLab& b, const std::strin
 }
 
 GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
-                             const std::string& gpu) {
+                             const std::string& gpu, const Replay* replay) {
   GraderRun run;
-  const std::string results = job.dir + "/" + b.spec.lab + "/results/" + g.id;
+  const std::string results = job.dir + "/" + b.spec.lab + "/results/" + g.id + (replay ? "." + replay->tag : "");
   prepare_dir(results);
   const double per_test = opt_.test_timeout > 0 ? std::min<double>(opt_.test_timeout, b.spec.test_timeout_s)
                                                 : b.spec.test_timeout_s;
   RunSpec s = graders_spec(job, b, gpu, results);
-  s.argv = {b.exe, "--gtest_filter=" + b.spec.lab + "." + g.id + ".*", "--convlab-impl=student"};
-  add_runner_args(s.argv, b);
+  // A replay (recheck.hpp) runs another build of the kernels, on the failing run's seed.
+  BuiltLab rb = b;
+  if (replay) rb.exe = replay->judge.empty() ? b.exe : replay->judge, rb.runner = replay->runner;
+  if (replay && replay->seed) s.env.push_back("CONVLAB_SEED=" + std::to_string(*replay->seed));
+  s.argv = {rb.exe, "--gtest_filter=" + b.spec.lab + "." + g.id + ".*", "--convlab-impl=student"};
+  add_runner_args(s.argv, rb);
   s.limits.idle_timeout_s = per_test;
   s.limits.timeout_s = per_test * tests.size() + 30;
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
@@ -654,6 +697,7 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
   if (killed || r.leftover > 0 || (r.exit_code != 0 && r.exit_code != 1) || (r.exit_code == 0) != all_passed)
     run.problem = r.describe() + (r.exit_code == 1 && all_passed ? " although every test passed" : "");
   if (r.exit_code == 0 && !all_passed && !killed && r.leftover == 0) run.problem.clear();  // failures recorded honestly
+  if (replay) run.note = replay->note;
   return run;
 }
 
@@ -720,6 +764,9 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   for (const auto& g : b.spec.graders) {
     if (g.kind == "speedup") continue;  // correctness and technique graders first: they gate speed
     GraderRun run = run_grader(job, b, g, tests[g.id], gpu);
+    if (rechecker_->wanted(g, run, b.slot_src))  // the kernel's fault, or the compiler's? (recheck.hpp)
+      run.recheck = rechecker_->recheck(gpu, *b.lab, b.spec, job.sub.files.at(b.spec.lab), b.runner, job.dir + "/" + b.spec.lab,
+                                        g, run, [&](const Replay& r) { return run_grader(job, b, g, tests[g.id], gpu, &r); });
     for (const auto& t : run.tests) gpu_present = gpu_present || (t.recorded && !t.skipped);
     const bool passed = !run.tests.empty() && run.problem.empty() &&
                         std::all_of(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) { return t.passed; });
@@ -735,10 +782,11 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     std::string failed_gate;
     for (const auto& id : g.gated_by) {
       const auto gate = runs.find(id);
-      const bool ok = gate != runs.end() && gate->second.problem.empty() && gate->second.sanitizer.empty() &&
-                      !gate->second.tests.empty() &&
-                      std::all_of(gate->second.tests.begin(), gate->second.tests.end(),
-                                  [](const TestOutcome& t) { return t.passed; });
+      const bool ok = gate != runs.end() && gate->second.sanitizer.empty() && !gate->second.tests.empty() &&
+                      (credited_by_recheck(gate->second) ||  // passed with less optimisation (recheck.hpp)
+                       (gate->second.problem.empty() &&
+                        std::all_of(gate->second.tests.begin(), gate->second.tests.end(),
+                                    [](const TestOutcome& t) { return t.passed; })));
       if (!ok && failed_gate.empty()) failed_gate = id;
     }
     if (!failed_gate.empty()) {
@@ -753,7 +801,8 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
       runs[g.id] = std::move(skip);
       continue;
     }
-    runs[g.id] = run_grader(job, b, g, tests[g.id], gpu);
+    const std::optional<Replay> lowered = speed_replay(g, runs);  // a gate passed only with less optimisation
+    runs[g.id] = run_grader(job, b, g, tests[g.id], gpu, lowered ? &*lowered : nullptr);
   }
   LabResult res = score_lab(b.spec, runs);
   res.run_s = now_s() - t0;
@@ -938,8 +987,9 @@ int Grader::run() {
                                    }),
                     root_files_.end());
   root_hash_ = hash_files(project_.root, root_files_);
+  rechecker_ = std::make_unique<GradeRechecker>(recheck_settings());
   std::uint64_t settings = fnv1a(opt_.preset + "|" + opt_.cuda_arch + "|" + fmt_points(opt_.test_timeout) + "|" +
-                                 fmt_points(opt_.compile_timeout));
+                                 fmt_points(opt_.compile_timeout) + "|" + opt_.compiler_bug_policy);
   for (const auto& t : opt_.sanitize) settings = fnv1a(t + "|" + opt_.sanitize_exclude, settings);
   if (!calibration_copy_.empty()) settings = fnv1a(read_file(calibration_copy_), settings);
   settings = hash_files(project_.root, integrity_files_) ^ settings;

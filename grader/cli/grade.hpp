@@ -30,6 +30,8 @@ struct GradeOptions {
   bool force = false;                       ///< grade again what an earlier run finished
   std::string expect;                       ///< expected scores (JSON) to compare with
   long long output_limit = 64ll << 20;      ///< bytes a graders process may print before it is killed
+  std::string compiler_bug_policy;          ///< full, review or as-is ("" = each spec's, else review; recheck.hpp)
+  bool recheck_cpu = false;                 ///< a recheck also shows the CPU backend's verdict (builds it once)
 };
 
 /// Grades every submission; returns the exit status (0, or 1 when --expect found a difference).

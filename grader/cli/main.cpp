@@ -1,6 +1,7 @@
 // The convlab command: a student's progress and feedback, an instructor's
 // batch grading, calibration and release. `convlab --help` lists the commands.
 #include "admin.hpp"
+#include "doctor.hpp"
 #include "grade.hpp"
 #include "hardware.hpp"
 #include "project.hpp"
@@ -92,6 +93,12 @@ int main(int argc, char** argv) {
   add_slurm_options(*grade, slurm);
   SlurmCommands slurm_cmds;  // hidden: what the sbatch scripts run
   add_slurm_commands(app, slurm_cmds);
+  grade->add_option("--compiler-bug-policy", go.compiler_bug_policy,
+                    "a correctness grader that passes only with less device optimisation (a compiler bug) earns: "
+                    "full, review (full, flagged) or as-is (default: the spec's compiler_bug_policy, else review)")
+      ->check(CLI::IsMember({"full", "review", "as-is"}));
+  grade->add_flag("--recheck-cpu", go.recheck_cpu,
+                  "a grader looked at again for a compiler bug also shows the CPU backend's verdict (builds it once)");
 
   CalibrateOptions co;
   std::string cal_labs;
@@ -113,6 +120,15 @@ int main(int argc, char** argv) {
   auto* hardware = app.add_subcommand("hardware", "the GPU here: name, driver, clocks, measured copy bandwidth");
   hardware->add_flag("--json", as_json, "as JSON");
 
+  DoctorOptions doc;
+  auto* doctor = app.add_subcommand("doctor", "is this GPU's CUDA toolchain fit to grade? Runs the known miscompile cases");
+  doctor->add_option("--json", doc.json_out, "also write the result as JSON to this file");
+  doctor->add_option("--gpu", doc.gpu, "the GPU to check (CUDA_VISIBLE_DEVICES)");
+  doctor->add_option("--cuda-arch", doc.cuda_arch, "compile for this architecture, e.g. 90 (default: the GPU's own)");
+  doctor->add_option("--nvcc", doc.nvcc, "the CUDA compiler (default: $CUDACXX, nvcc on PATH)");
+  doctor->add_option("--build-dir", doc.build_dir, "run the cases built in this CMake build instead of compiling them");
+  doctor->add_option("--work", doc.work, "where compiled cases are kept");
+
   auto* labs_cmd = app.add_subcommand("labs", "list the labs this tree holds");
 
   CLI11_PARSE(app, argc, argv);
@@ -126,6 +142,7 @@ int main(int argc, char** argv) {
                   << " points)\n";
       return 0;
     }
+    if (doctor->parsed()) return doctor_main(project, doc);
     if (status->parsed()) return status_main(project, sb);
     if (check->parsed()) return check_main(project, sb, lab, only);
     if (bench->parsed()) return bench_main(project, sb, lab, plot);

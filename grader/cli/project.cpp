@@ -94,7 +94,8 @@ bool in_source_tree(const std::string& rel, bool is_dir, bool student_copy) {
   if (student_copy) {
     if (top == "reference") return false;
     if (rel == "grader/cli/tests" || starts_with(rel, "grader/cli/tests/")) return false;  // fixtures, grading tests
-    if (rel == ".ci/gpu-check" || rel == "grader/cli/gpu-grade-check.sh") return false;    // instructor's GPU runs
+    if (rel == ".ci/gpu-check" || rel == "grader/cli/gpu-grade-check.sh" || rel == "grader/toolchain/gpu-compiler-check.sh")
+      return false;  // instructor's GPU runs
   }
   return true;
 }

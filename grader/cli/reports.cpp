@@ -1,6 +1,7 @@
 // Gradebook, feedback, Gradescope results, saved state. See reports.hpp.
 #include "reports.hpp"
 
+#include "recheck.hpp"
 #include "util.hpp"
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,33 @@ TestOutcome test_in(const json& j) {
   return t;
 }
 
+json recheck_json(const CompilerRecheck& c) {
+  return {{"seed", c.seed},     {"failed", c.failed}, {"passed_at", c.passed_at}, {"flags", c.flags},
+          {"tried", c.tried},   {"cpu", c.cpu},       {"policy", c.policy},       {"flaky", c.flaky},
+          {"inconclusive", c.inconclusive}};
+}
+
+CompilerRecheck recheck_in(const json& j) {
+  CompilerRecheck c;
+  c.seed = j.at("seed").get<std::uint64_t>();
+  c.failed = j.at("failed").get<std::string>();
+  c.passed_at = j.at("passed_at").get<std::string>();
+  c.flags = j.at("flags").get<std::string>();
+  c.tried = j.at("tried").get<std::vector<std::string>>();
+  c.cpu = j.at("cpu").get<std::string>();
+  c.policy = j.at("policy").get<std::string>();
+  c.flaky = j.at("flaky").get<bool>();
+  c.inconclusive = j.value("inconclusive", false);
+  return c;
+}
+
+// "passed", "failed", "not run"; a grade that a compiler bug decided says so.
+std::string result_word(const GraderResult& g) {
+  std::string w = g.passed ? "passed" : (g.ran ? "failed" : "not run");
+  if (g.recheck && g.recheck->compiler_bug()) w += g.review ? " (compiler bug; for review)" : " (compiler bug)";
+  return w;
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -89,7 +117,9 @@ std::string to_json(const StudentResult& r) {
       graders.push_back({{"id", g.id}, {"kind", g.kind}, {"description", g.description}, {"points", g.points},
                          {"max_points", g.max_points}, {"extra_credit", g.extra_credit}, {"passed", g.passed},
                          {"ran", g.ran}, {"reason", g.reason}, {"ratio", opt(g.ratio)}, {"threshold", g.threshold},
-                         {"tests_passed", g.tests_passed}, {"tests_total", g.tests_total}, {"tests", tests}});
+                         {"tests_passed", g.tests_passed}, {"tests_total", g.tests_total}, {"tests", tests},
+                         {"review", g.review}});
+      if (g.recheck) graders.back()["recheck"] = recheck_json(*g.recheck);
     }
     labs.push_back({{"lab", l.lab}, {"title", l.title}, {"submitted", l.submitted}, {"failure", l.failure},
                     {"details", l.details}, {"notes", l.notes}, {"graders", graders}, {"score", l.score},
@@ -140,6 +170,8 @@ StudentResult student_from_json(const std::string& text) {
         g.tests_passed = gj.at("tests_passed").get<int>();
         g.tests_total = gj.at("tests_total").get<int>();
         for (const auto& tj : gj.at("tests")) g.tests.push_back(test_in(tj));
+        g.review = gj.value("review", false);  // absent from results saved before issue 18
+        if (gj.contains("recheck")) g.recheck = recheck_in(gj.at("recheck"));
         l.graders.push_back(std::move(g));
       }
       r.labs.push_back(std::move(l));
@@ -152,17 +184,30 @@ StudentResult student_from_json(const std::string& text) {
 
 std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
                           const std::vector<double>& lab_max) {
+  // A last column, "flags", only when a grade needs a word (a compiler bug found by a recheck):
+  // a clean run's gradebook keeps the form learning-management systems import.
+  std::vector<std::string> flags;
+  bool any_flag = false;
+  for (const auto& s : students) {
+    std::string f;
+    for (const auto& l : s.labs)
+      for (const auto& g : l.graders)
+        if (const std::string one = gradebook_flag(l.lab, g); !one.empty()) f += (f.empty() ? "" : " | ") + one;
+    any_flag = any_flag || !f.empty();
+    flags.push_back(f);
+  }
   std::ostringstream out;
   out << "student";
   for (const auto& l : labs) out << "," << csv_field(l);
-  out << ",total\n";
+  out << ",total" << (any_flag ? ",flags" : "") << "\n";
   out << "Points Possible";
   double max_total = 0;
   for (double m : lab_max) {
     out << "," << fmt_points(m);
     max_total += m;
   }
-  out << "," << fmt_points(max_total) << "\n";
+  out << "," << fmt_points(max_total) << (any_flag ? "," : "") << "\n";
+  std::size_t row = 0;
   for (const auto& s : students) {
     out << csv_field(s.student);
     double total = 0;
@@ -173,7 +218,10 @@ std::string gradebook_csv(const std::vector<StudentResult>& students, const std:
       total += score;
       out << "," << fmt_points(score);
     }
-    out << "," << fmt_points(total) << "\n";
+    out << "," << fmt_points(total);
+    if (any_flag) out << "," << csv_field(flags[row]);
+    out << "\n";
+    ++row;
   }
   return out.str();
 }
@@ -196,7 +244,7 @@ std::string feedback_markdown(const StudentResult& r, const std::string& preset)
     if (!l.details.empty()) md << fenced(l.details) << "\n";
     md << "| grader | result | points | speed-up | threshold |\n|---|---|---|---|---|\n";
     for (const auto& g : l.graders) {
-      const std::string result = g.passed ? "passed" : (g.ran ? "failed" : "not run");
+      const std::string result = result_word(g);
       md << "| " << g.id << (g.extra_credit ? " (extra credit)" : "") << " | " << result << " | "
          << fmt_points(g.points) << " / " << fmt_points(g.max_points) << " | "
          << (g.kind == "speedup" ? ratio_text(g.ratio) : "") << " | "
@@ -204,9 +252,14 @@ std::string feedback_markdown(const StudentResult& r, const std::string& preset)
     }
     md << "\n";
     for (const auto& g : l.graders) {
-      md << "### " << g.id << ": " << (g.passed ? "passed" : (g.ran ? "failed" : "not run")) << "\n\n";
+      md << "### " << g.id << ": " << result_word(g) << "\n\n";
       if (!g.description.empty()) md << g.description << ".\n\n";
       md << g.reason << "\n\n";
+      if (g.recheck) {  // looked at again with less device optimisation (recheck.hpp)
+        std::istringstream lines(recheck_message(*g.recheck, g.id, true));
+        for (std::string line; std::getline(lines, line);) md << "> " << line << "\n";
+        md << "\n";
+      }
       int shown = 0;
       for (const auto& t : g.tests) {
         if (t.passed || shown >= 3) continue;
@@ -228,6 +281,7 @@ std::string gradescope_json(const StudentResult& r) {
   for (const auto& l : r.labs)
     for (const auto& g : l.graders) {
       std::string output = g.reason;
+      if (g.recheck) output += "\n\n" + recheck_message(*g.recheck, g.id, true);
       for (const auto& t : g.tests)
         if (!t.passed && t.recorded && !t.skipped) {
           output += "\n\n" + t.name + ":\n" + head_lines(t.message, 30);

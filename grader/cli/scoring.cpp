@@ -33,6 +33,37 @@ bool only_too_slow(const TestOutcome& t) {
          t.message.find("wrong") == std::string::npos && t.message.find("failed") == std::string::npos;
 }
 
+// A failing correctness grader looked at again (issue 18, recheck.hpp): with a compiler bug found,
+// the policy decides its points. The reason keeps what failed and says what was found, in plain words.
+void apply_compiler_bug_policy(const GraderSpec& g, const CompilerRecheck& c, GraderResult& r) {
+  if (c.flaky) {
+    r.reason += "; run again on the same inputs as built, it passed: the kernel's result changes from run to run "
+                "(a race or a read of memory never written), which is the kernel's fault, not the compiler's";
+    return;
+  }
+  if (c.inconclusive) {
+    r.reason += "; it could not be built again with less device optimisation to look for a compiler bug, so it is "
+                "scored as measured";
+    return;
+  }
+  if (!c.compiler_bug()) {
+    r.reason += "; built again with less device optimisation, it fails on the same inputs too, so the fault is "
+                "in the kernel, not the compiler";
+    return;
+  }
+  const std::string found = "; it passes every test when built with " + c.flags +
+                            " (less device optimisation) on the same inputs: a compiler bug, it seems, not the kernel's";
+  if (!c.credited()) {
+    r.reason += found + "; scored as measured (compiler-bug policy 'as-is')";
+    return;
+  }
+  r.points = g.points;
+  r.passed = true;
+  r.review = c.review();
+  r.reason += found + "; full points (compiler-bug policy '" + c.policy + "'" +
+              (r.review ? ", flagged for the instructor's review" : "") + ")";
+}
+
 }  // namespace
 
 TestOutcome read_record(const std::string& path, const std::string& key) {
@@ -123,6 +154,7 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
                    " tests failed; the first: " + bad->name + ": " +
                    (bad->message.empty() ? std::string("failed") : first_line(bad->message));
         if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
+        if (run.recheck) apply_compiler_bug_policy(g, *run.recheck, r);
       }
     } else {
       double sum = 0;
@@ -144,6 +176,7 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
       if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
     }
     if (!run.note.empty()) r.reason += " (" + run.note + ")";
+    r.recheck = run.recheck;
     lab.graders.push_back(std::move(r));
   }
   // Correctness and technique gate speed, whatever the speed graders measured.

@@ -9,7 +9,11 @@
 ///   earns the mean over its tests;
 /// - a test that did not run (no GPU, an earlier test hung, the process
 ///   crashed) earns nothing, with the reason;
-/// - a lab-wide failure (no build, a forbidden symbol, tampering) earns nothing.
+/// - a lab-wide failure (no build, a forbidden symbol, tampering) earns nothing;
+/// - a correctness grader that failed as built but passed, on the same inputs, with the kernels'
+///   device optimisation lowered (GraderRun::recheck, a compiler bug) scores by its policy: full
+///   points ("full"), full points flagged for review ("review"; also "full" when it passed only
+///   with -G, which can hide a race), or as measured ("as-is").
 #pragma once
 
 #include "convlab/spec.hpp"
@@ -41,6 +45,27 @@ struct TestOutcome {
 /// gave the judge), a record whose mac does not match is refused: the graders did not write it.
 TestOutcome read_record(const std::string& path, const std::string& key = "");
 
+/// A failing GPU correctness grader looked at again (issue 18, recheck.hpp): the same source built
+/// with the kernels' device optimisation lowered, its tests run again on the same inputs.
+struct CompilerRecheck {
+  std::uint64_t seed = 0;          ///< the base seed of the failing run, replayed (CONVLAB_SEED)
+  std::string failed;              ///< how the grader failed as built: "6 of 13 tests failed"
+  std::string passed_at;           ///< "O1" or "G": the first lowered level at which every test passed ("" = none)
+  std::string flags;               ///< that level's compiler flags: "-Xptxas -O1"
+  std::vector<std::string> tried;  ///< one line per level tried: "-Xptxas -O1: 6 of 13 tests failed"
+  std::string cpu;                 ///< the CPU backend's verdict on the same seed ("" = not run)
+  std::string policy;              ///< full, review or as-is (compiler_bug_policy)
+  bool flaky = false;              ///< run again as built on the same inputs, it passed: the kernel's result varies
+  bool inconclusive = false;       ///< no lowered build could be made or run: nothing was learnt
+  std::string runner;              ///< the runner built at passed_at (convlab grade times it; not saved)
+  /// The grader passed with less optimisation: the optimised code, not the kernel, looks wrong.
+  bool compiler_bug() const { return !passed_at.empty(); }
+  /// The policy gives the grader its points (full or review).
+  bool credited() const { return compiler_bug() && policy != "as-is"; }
+  /// The instructor should look: policy review, or a pass only with -G (which can hide a race).
+  bool review() const { return credited() && (policy != "full" || passed_at == "G"); }
+};
+
 /// What running one grader's tests produced.
 struct GraderRun {
   std::vector<TestOutcome> tests;  ///< every test of the grader, recorded or not
@@ -49,6 +74,7 @@ struct GraderRun {
   std::string sanitizer;           ///< compute-sanitizer's findings, if it found errors
   std::string note;                ///< a remark that costs nothing (e.g. a sanitizer run that did not finish)
   double seconds = 0;              ///< wall time of its runs
+  std::optional<CompilerRecheck> recheck;  ///< a failing correctness grader, looked at again (issue 18)
 };
 
 /// The verdict on one grader.
@@ -67,6 +93,8 @@ struct GraderResult {
   int tests_passed = 0;            ///< tests that passed
   int tests_total = 0;             ///< tests it has
   std::vector<TestOutcome> tests;  ///< for the feedback
+  std::optional<CompilerRecheck> recheck;  ///< looked at again with less device optimisation (issue 18)
+  bool review = false;             ///< the instructor should look at this grade (the gradebook's flags column)
 };
 
 /// The verdict on one lab of one submission.

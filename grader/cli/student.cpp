@@ -3,6 +3,7 @@
 
 #include "lab_status.hpp"
 #include "progress.hpp"
+#include "recheck.hpp"
 #include "sandbox.hpp"
 #include "scoring.hpp"
 #include "util.hpp"
@@ -204,6 +205,8 @@ int check_main(const Project& p, const StudentBuild& sb, const std::string& name
   if (!r.ok() && r.exit_code != 1)
     std::cout << "\nThe graders process " << r.describe() << "; its last lines:\n"
               << r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000 : 0) << "\n";
+  // A failing correctness grader: the kernel's fault, or the compiler's? (recheck.hpp, issue 18)
+  if (!failures.empty() && !b.cpu()) recheck_after_check(p, lab, b.dir, b.preset, recs);
   std::cout << "\n" << lab.spec.lab << (only.empty() ? "" : " " + only) << ": " << listed.size() << " tests, "
             << failures.size() << " failed, " << skipped << " skipped" << (not_run ? ", " + std::to_string(not_run) + " not run" : "")
             << "\n";

@@ -68,7 +68,7 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
   if (!root.is_object()) fail(origin, "top level", "must be an object");
   only_keys(root,
             {"lab", "slug", "title", "submission", "forbidden_symbols", "allowed_symbols", "time_limits_s", "graders",
-             "notes"},
+             "notes", "compiler_bug_policy"},
             origin, "top level");
   LabSpec s;
   s.path = origin;
@@ -100,6 +100,12 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
         if (std::find(s.forbidden_symbols.begin(), s.forbidden_symbols.end(), sym) == s.forbidden_symbols.end())
           fail(origin, "allowed_symbols." + file, "'" + sym + "' is not in forbidden_symbols");
     }
+  }
+
+  if (root.contains("compiler_bug_policy")) {  // issue 18: a grader that passes only with less device optimisation
+    s.compiler_bug_policy = text(root, "compiler_bug_policy", origin, "top level");
+    if (s.compiler_bug_policy != "full" && s.compiler_bug_policy != "review" && s.compiler_bug_policy != "as-is")
+      fail(origin, "compiler_bug_policy", "must be 'full', 'review' or 'as-is', not '" + s.compiler_bug_policy + "'");
   }
 
   const json lim = member(root, "time_limits_s", json::value_t::object, origin, "top level");

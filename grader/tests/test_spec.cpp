@@ -84,6 +84,17 @@ TEST(Spec, RefusesBadSpecsNamingTheField) {
   expect_error(with(kGood, R"("time_limits_s": {"compile": 60, "test": 30},)", ""), "missing 'time_limits_s'");
 }
 
+TEST(Spec, CompilerBugPolicyIsOptionalAndChecked) {
+  EXPECT_EQ(parse_spec(kGood, "t").compiler_bug_policy, "");  // the command's default
+  for (const char* policy : {"full", "review", "as-is"}) {
+    const std::string text = with(kGood, R"("title": "Demo")", std::string(R"("title": "Demo", "compiler_bug_policy": ")") + policy + "\"");
+    EXPECT_EQ(parse_spec(text, "t").compiler_bug_policy, policy);
+  }
+  expect_error(with(kGood, R"("title": "Demo")", R"("title": "Demo", "compiler_bug_policy": "lenient")"),
+               "compiler_bug_policy: must be 'full', 'review' or 'as-is', not 'lenient'");
+  expect_error(with(kGood, R"("title": "Demo")", R"("title": "Demo", "compiler_bug_policy": 1)"), "compiler_bug_policy");
+}
+
 TEST(Spec, SpeedPointsBand) {
   const LabSpec spec = parse_spec(kGood, "t");
   const GraderSpec& g = spec.grader("speedup.conv1d");  // threshold 2, partial from 1, 5 points

@@ -72,6 +72,8 @@ check "feedback of the compile error shows the compiler's message" grep -q "expe
 check "feedback names the forbidden symbol" grep -q "cublasCreate" "$o/feedback/forbidden_call.md"
 check "feedback names the tampered files" grep -q "labs/01-conv-basic/grading.json" "$o/feedback/tamper_tests.md"
 check "hardware.json written" grep -q '"gpus"' "$o/hardware.json"
+check "hardware.json: the toolchain check ran, and says there is no GPU to check on" \
+  grep -q '"status": "no-gpu"' "$o/hardware.json"
 check "grade.log written" grep -q "convlab grade:" "$o/grade.log"
 check "the tarball was unpacked and built" grep -q '"kind": "tarball"' "$o/state/correct_tarball.json"
 check "the git repository was cloned and built" grep -q '"kind": "git"' "$o/state/correct_git.json"

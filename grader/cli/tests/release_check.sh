@@ -15,7 +15,7 @@ check "release wrote the tarball" test -s "$work/student.tar.gz"
 tar -tzf "$work/student.tar.gz" >"$work/list.txt"
 check "no reference/ in it" bash -c "! grep -q '^convlab-student/reference/' '$work/list.txt'"
 check "no grading fixtures in it" bash -c "! grep -q 'grader/cli/tests' '$work/list.txt'"
-check "no instructor GPU scripts in it" bash -c "! grep -qE 'gpu-check|gpu-grade-check' '$work/list.txt'"
+check "no instructor GPU scripts in it" bash -c "! grep -qE 'gpu-check|gpu-grade-check|gpu-compiler-check' '$work/list.txt'"
 check "the starter is in it" grep -q '^convlab-student/starter_code/01-conv-basic/conv_basic.cu$' "$work/list.txt"
 check "no build outputs in it" bash -c "! grep -q '^convlab-student/build/' '$work/list.txt'"
 

@@ -11,6 +11,7 @@
 ///   "submission": { "files": ["conv_basic.cu"] },
 ///   "forbidden_symbols": ["cublas", "cudnn"],
 ///   "time_limits_s": { "compile": 300, "test": 120 },
+///   "compiler_bug_policy": "review",
 ///   "graders": [
 ///     { "id": "correctness.conv1d", "kind": "correctness", "points": 30,
 ///       "description": "1D outputs match the golden model" },
@@ -64,6 +65,11 @@ struct LabSpec {
   /// Per submission file, the forbidden substrings that file's own object may use
   /// (`"allowed_symbols": {"conv_cudnn.cu": ["cudnn"]}`); every other file is still checked.
   std::map<std::string, std::vector<std::string>> allowed_symbols;
+  /// How `convlab grade` scores a correctness grader that fails as built but passes, on the same
+  /// inputs, with the kernels' device optimisation lowered (a compiler bug, issue 18): "full",
+  /// "review" (full points, flagged for the instructor) or "as-is" (scored as measured); "" = the
+  /// command's choice (`--compiler-bug-policy`, default review).
+  std::string compiler_bug_policy;
   int compile_timeout_s = 0;                   ///< time limit for building a submission
   int test_timeout_s = 0;                      ///< time limit for one grader test
   std::vector<GraderSpec> graders;             ///< the graders, in order
