@@ -121,7 +121,8 @@ void count_atomic(const void* address, std::size_t bytes);
 void syncthreads(const char* file, int line);
 
 // What runs a kernel's thread is not counted: reading the kernel's arguments is the
-// runtime's work, not the kernel's. `static` gives each file its own copy (see the atomics).
+// runtime's work, not the kernel's. `static` gives each file its own copy, as for the
+// atomics below.
 #if defined(CONVLAB_CPU_COUNT_ACCESSES)
 #define CONVLAB_CPU_NOT_COUNTED static inline __attribute__((no_sanitize("thread")))
 #else

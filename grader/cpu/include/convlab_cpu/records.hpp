@@ -24,7 +24,15 @@
 /// says `counted == false`; the other fields of the records are filled in every build.
 ///
 /// Records accumulate from the start of the process until clear_records(); a grader
-/// clears them, calls the student's launcher, then reads them.
+/// clears them, calls the student's launcher, then reads them:
+/// @code
+///   convlab_cpu::clear_records();
+///   conv1d_tiled_loop(d_in, d_out, problem, stream);  // the student's launcher
+///   for (const convlab_cpu::LaunchRecord& r : convlab_cpu::launch_records())
+///     if (r.counted)
+///       std::printf("%s: %.2f global loads, %.2f shared loads per output\n", r.kernel.c_str(),
+///                   double(r.global.loads) / n, double(r.shared.loads) / n);
+/// @endcode
 #pragma once
 
 #include "convlab_cpu/runtime.hpp"
