@@ -275,4 +275,14 @@ const std::vector<const char*>& c_library_variables() {
   return list;
 }
 
+const std::vector<const char*>& graders_answers() {
+  static const std::vector<const char*> list = {"convlab::golden::*",   "convlab::*::golden::*", "convlab::*_golden",
+                                                "convlab::baselines::*", "convlab::*::baseline::*",
+                                                "* for convlab::*::golden::*", "* for convlab::*::baseline::*"};
+  return list;
+}
+
+const char* const kGradersAnswersReason =
+    "it is the graders' golden model or baseline kernel, which computes the answer your kernels must compute";
+
 }  // namespace convlab::fence

@@ -66,4 +66,11 @@ const std::vector<HeaderDefinitions>& header_definitions();
 /// (environ, stdout, optarg, ...).
 const std::vector<const char*>& c_library_variables();
 
+/// The graders' golden models and baseline kernels: they compute the answer the
+/// kernels must compute, and some live in the lab's own namespace (lab 05's
+/// convlab::lab05::golden, lab 06's convlab::lab06::baseline), where a submission
+/// may otherwise define and call what it likes.
+const std::vector<const char*>& graders_answers();
+extern const char* const kGradersAnswersReason;
+
 }  // namespace convlab::fence

@@ -401,20 +401,45 @@ TEST(FenceChecks, DefinitionsOutsideTheStudentsNames) {
 
 TEST(FenceChecks, ANameTheGradersDefineStaysTheirs) {
   Obj student("a.cu.o"), harness("test_lab05.cpp.o");
-  // The graders' golden model, inline in their header: a weak copy in their object.
-  harness.function("_ZN7convlab5lab056golden3runEv", 0, 0x10, "WEAK", 4);
-  harness.function("_ZN7convlab5lab056golden6helperEv", 0x10, 0x10, "GLOBAL");
-  student.function("_ZN7convlab5lab056golden3runEv", 0, 0x10, "GLOBAL");  // strong: would win at link time
-  student.function("_ZN7convlab5lab056golden6helperEv", 0x10, 0x10, "WEAK", 4);
+  // An inline function of the graders' header: a weak copy in their object.
+  harness.function("_ZN7convlab5lab0513inline_helperEv", 0, 0x10, "WEAK", 4);
+  harness.function("_ZN7convlab5lab0513strong_helperEv", 0x10, 0x10, "GLOBAL");
+  student.function("_ZN7convlab5lab0513inline_helperEv", 0, 0x10, "GLOBAL");  // strong: would win at link time
+  student.function("_ZN7convlab5lab0513strong_helperEv", 0x10, 0x10, "WEAK", 4);
   const auto out = lines(check_objects(lab05(), Backend::cuda, {student.o}, {harness.o}));
-  EXPECT_NE(out.find("defines convlab::lab05::golden::run, which your kernels' file may not define (the graders' own "
+  EXPECT_NE(out.find("defines convlab::lab05::inline_helper, which your kernels' file may not define (the graders' own "
                      "code defines it too"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("defines convlab::lab05::golden::helper"), std::string::npos) << out;
+  EXPECT_NE(out.find("defines convlab::lab05::strong_helper"), std::string::npos) << out;
   Obj same("a.cu.o");  // the same inline copy both compile from a shared header: fine
-  same.function("_ZN7convlab5lab056golden3runEv", 0, 0x10, "WEAK", 4);
+  same.function("_ZN7convlab5lab0513inline_helperEv", 0, 0x10, "WEAK", 4);
   EXPECT_EQ(lines(check_objects(lab05(), Backend::cuda, {same.o}, {harness.o})), "");
+}
+
+TEST(FenceChecks, TheGradersAnswersAreNotTheSubmissions) {
+  Obj o("a.cu.o");
+  // The lab's namespace is the submission's, except for the golden models and baselines in it.
+  o.undefined("_ZN7convlab5lab056helperEv");  // its own helper, in its other file: fine
+  o.undefined("_ZN7convlab5lab058baseline10conv_naiveEPKfPf");
+  o.function("_ZN7convlab5lab056golden3runEv", 0, 0x10, "WEAK", 4);  // an inline copy from stencil_golden.hpp
+  o.function("_ZN7convlab5lab0511conv_goldenEv", 0x10, 0x10);
+  const auto out = lines(check_objects(lab05(), Backend::cuda, {o.o}));
+  EXPECT_EQ(out.find("helper"), std::string::npos) << out;
+  const std::string why = "it is the graders' golden model or baseline kernel, which computes the answer your kernels "
+                          "must compute";
+  EXPECT_NE(out.find("a.cu: calls convlab::lab05::baseline::conv_naive, which your kernels' file may not use (" + why),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("a.cu: defines convlab::lab05::golden::run, which your kernels' file may not define (" + why),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("defines convlab::lab05::conv_golden"), std::string::npos) << out;
+  // A name of the lab's namespace that the graders define is theirs, not a helper of the submission.
+  Obj harness("test_lab05.cpp.o");
+  harness.function("_ZN7convlab5lab056helperEv", 0, 0x10);
+  EXPECT_NE(lines(check_objects(lab05(), Backend::cuda, {o.o}, {harness.o})).find("calls convlab::lab05::helper, which"),
+            std::string::npos);
 }
 
 TEST(FenceChecks, SectionsAndSystemCalls) {
