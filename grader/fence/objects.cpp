@@ -160,7 +160,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s, std:
 void parse_sections(const std::string& text, ObjectFile& obj) {
   //   [ 3] .rela.text   RELA   0000000000000000 001c38 0002e8 18   I 24   2  8
   static const std::regex row(
-      R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s+\d+\s+(\d+)\s+\d+\s*$)");
+      R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+([A-Za-z]*)\s+\d+\s+(\d+)\s+\d+\s*$)");
   static const std::regex machine(R"(^\s*Machine:\s+(.*?)\s*$)");
   bool in_table = false;
   for (const auto& line : lines_of(text)) {
@@ -175,9 +175,10 @@ void parse_sections(const std::string& text, ObjectFile& obj) {
       s.index = std::stoi(m[1]);
       s.name = m[2];
       s.type = m[3];
-      s.size = hex(m[4]);
-      s.flags = m[5];
-      s.info = std::stoi(m[6]);
+      s.file_offset = hex(m[4]);
+      s.size = hex(m[5]);
+      s.flags = m[6];
+      s.info = std::stoi(m[7]);
       obj.sections.push_back(s);
     } else if (!std::regex_search(line, std::regex(R"(^\s*\[\s*0\]\s+NULL)"))) {
       // A name with spaces or a format we do not know: never skip a section unread.
@@ -226,7 +227,7 @@ void parse_symbols(const std::string& text, ObjectFile& obj) {
 void parse_relocations(const std::string& text, ObjectFile& obj) {
   // Relocation section '.rela.init_array' at offset 0x2070 contains 1 entry:
   // 0000000000000000  0000001000000001 R_X86_64_64   0000000000000000 .text.startup + 0
-  static const std::regex header(R"(^Relocation section '([^']*)' at offset)");
+  static const std::regex header(R"(^Relocation section '([^']*)' at offset 0x([0-9a-f]+))");
   static const std::regex with_symbol(
       R"(^([0-9a-f]+)\s+([0-9a-f]+)\s+(\S+)\s+[0-9a-f]+\s+(\S+)\s*([+-])\s*([0-9a-f]+)\s*$)");
   static const std::regex without_symbol(R"(^([0-9a-f]+)\s+[0-9a-f]+\s+(\S+)\s*([0-9a-f]*)\s*$)");
@@ -234,10 +235,13 @@ void parse_relocations(const std::string& text, ObjectFile& obj) {
   for (const auto& line : lines_of(text)) {
     std::smatch m;
     if (std::regex_search(line, m, header)) {
+      // readelf shortens long names here (a template's COMDAT section): the
+      // relocation section is the one at this file offset.
       const std::string name = m[1];
+      const std::uint64_t at = hex(m[2]);
       target = -1;
       for (const auto& s : obj.sections)
-        if (s.name == name) target = s.info;
+        if ((s.type == "RELA" || s.type == "REL") && s.file_offset == at) target = s.info;
       if (target < 0) throw FenceError(obj.member + ": relocation section " + name + " applies to no section");
       continue;
     }

@@ -24,6 +24,7 @@ struct Section {
   std::string type;   ///< PROGBITS, NOBITS, INIT_ARRAY, RELA, ...
   std::string flags;  ///< readelf's letters: W write, A alloc, X execute, G group, ...
   std::uint64_t size = 0;
+  std::uint64_t file_offset = 0;  ///< where its bytes are in the file (names relocation sections)
   int info = 0;       ///< for a relocation section: the section it applies to
   bool executable() const { return flags.find('X') != std::string::npos; }
   bool writable() const { return flags.find('W') != std::string::npos; }
