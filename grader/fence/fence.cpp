@@ -331,7 +331,11 @@ private:
         refuse_definition(n, "the graders' own code defines it too, and your definition would take the place of theirs");
         continue;
       }
-      if (s.name == "DW.ref.__gxx_personality_v0") continue;  // the compiler's pointer to the C++ personality routine
+      // Definitions the compiler makes itself: the pointer to the C++ personality
+      // routine, and AddressSanitizer's one-definition-rule indicator of each global.
+      if (s.name == "DW.ref.__gxx_personality_v0" || starts_with(s.name, "__odr_asan.") ||
+          starts_with(s.name, "__odr_asan_gen_"))
+        continue;
       if (!n.mangled) {
         check_c_definition(s, n, sec);
         continue;
