@@ -1,15 +1,18 @@
 // The fence's common allow-list and its reasons. See allowlist.hpp.
 //
 // How it was derived: every reference, starter and planted-bug variant of the six
-// labs was compiled on both backends (nvcc 13.0 with GCC 12 and 13 for CUDA, the
-// cu2cpp rewrite with GCC 12 for the CPU backend, with and without
-// AddressSanitizer), and every name their objects reference was listed. What all
-// labs need is here; what only some labs need (device memory, symbol copies,
-// cuDNN) is in those labs' grading.json ("fence"). Then the list was pruned to
-// what a student plausibly needs, and a few names a student may well use (printf,
-// their own streams and events, the occupancy calculator) were added. Each group
-// says why it is there. Patterns are matched against the demangled name without
-// its parameter list (names.hpp); `*` stands for any run of characters.
+// labs was compiled on both backends (nvcc 13.0 with GCC 12 for CUDA, the cu2cpp
+// rewrite with GCC 12 for the CPU backend, with its access counting and with
+// AddressSanitizer, optimised and not), and every name their objects reference was
+// listed. What they need is here: the device memory calls the runner's recorder
+// wraps are on the common list, since the labs' planted evasions use them (the
+// technique graders judge those); cuDNN, which only lab 06's conv_cudnn.cu may
+// call, comes from that lab's allowed_symbols. A lab that needs more adds it in its
+// grading.json ("fence"); none does today. The list was pruned to what a student
+// plausibly needs, and a few names a student may well use (printf, their own
+// streams and events, the occupancy calculator) were added. Each group says why it
+// is there. Patterns are matched against the demangled name without its parameter
+// list (names.hpp); `*` stands for any run of characters.
 #include "allowlist.hpp"
 
 namespace convlab::fence {
@@ -47,12 +50,19 @@ const std::vector<AllowGroup>& base_allow_list() {
         "__asan_memmove", "__asan_poison_stack_memory", "__asan_unpoison_stack_memory", "__asan_alloca_poison",
         "__asan_allocas_unpoison", "__asan_set_shadow_*", "__asan_shadow_memory_dynamic_address"}},
       {kCpu,
+       "the CPU backend's counting of memory accesses: the kernels are compiled with GCC's ThreadSanitizer "
+       "instrumentation, whose calls the CPU runtime answers (convlab_cpu/records.hpp)",
+       {"__tsan_read*", "__tsan_write*", "__tsan_unaligned_*", "__tsan_volatile_*", "__tsan_atomic*", "__tsan_vptr_*",
+        "__tsan_func_entry", "__tsan_func_exit", "__tsan_init"}},
+      {kCpu,
        "what cu2cpp's rewrite and the CPU backend's prelude generate: a launch runs the grid "
        "(convlab_cpu::launch), kernels read their thread and block indices, wait at __syncthreads(), and get "
        "their shared memory",
-       {"convlab_cpu::detail::run_grid", "convlab_cpu::detail::tv", "TLS init function for convlab_cpu::detail::tv",
-        "TLS wrapper function for convlab_cpu::detail::tv", "convlab_cpu::detail::dynamic_shared_memory",
-        "convlab_cpu::detail::poison_shared_once", "convlab_cpu::syncthreads"}},
+       {"convlab_cpu::detail::run_grid", "convlab_cpu::detail::thread_idx", "convlab_cpu::detail::block_idx",
+        "convlab_cpu::detail::block_dim", "convlab_cpu::detail::grid_dim", "convlab_cpu::detail::tv",
+        "TLS init function for convlab_cpu::detail::tv", "TLS wrapper function for convlab_cpu::detail::tv",
+        "convlab_cpu::detail::dynamic_shared_memory", "convlab_cpu::detail::static_shared_memory",
+        "convlab_cpu::detail::register_symbol", "convlab_cpu::detail::count_atomic", "convlab_cpu::syncthreads"}},
 
       // ---- the C++ and C libraries a kernels file uses -------------------------------
       {kBoth,
@@ -109,6 +119,13 @@ const std::vector<AllowGroup>& base_allow_list() {
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
         "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaGetDevice", "cudaGetDeviceCount", "cudaDeviceGetAttribute",
         "cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaDriverGetVersion", "cudaRuntimeGetVersion"}},
+      {kBoth,
+       "device memory of your own and copies: the runner's recorder sees each of these calls (it wraps them for "
+       "the technique and timing graders), so a buffer of your own is graded, never hidden; the labs' planted "
+       "evasions use them too (a filter in a global buffer, a materialised column matrix), and the technique "
+       "graders, not this list, say what is wrong with that",
+       {"cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemcpyAsync", "cudaMemset", "cudaMemsetAsync",
+        "cudaMemcpyToSymbol", "cudaMemcpyToSymbolAsync", "cudaMemGetInfo"}},
       {kBoth,
        "streams and events of your own, and waiting for your own work (cudaDeviceSynchronize, cudaStreamSynchronize): "
        "the graders' timer covers the whole device and names a launch on a stream other than the one they pass, "
@@ -218,15 +235,14 @@ const std::vector<Reason>& refusal_reasons() {
       {"the CUDA driver API and its entry points work beneath the runtime that the graders watch",
        {"cudaGetDriverEntryPoint*", "cudaGetFuncBySymbol", "cudaGetKernel", "cudaLibrary*", "cudaKernel*",
         "cudaGetExportTable", "__cudaGetExportTable"}},
-      {"it allocates memory, and this lab's launchers work in the buffers the graders pass; a lab whose "
-       "launchers need scratch memory allows it in its grading.json",
-       {"cudaMalloc", "cudaFree", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc", "cudaHostRegister",
-        "cudaHostUnregister", "cudaHostGetDevicePointer", "cudaFreeHost", "cudaMallocAsync", "cudaFreeAsync",
-        "cudaMallocFromPoolAsync", "cudaMalloc3D*", "cudaMallocPitch", "cudaMallocArray", "cudaFreeArray",
-        "cudaMemGetInfo"}},
+      {"it allocates memory that the graders' recorder of your calls does not see (managed, pinned, pooled or "
+       "pitched memory): use cudaMalloc",
+       {"cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
+        "cudaHostGetDevicePointer", "cudaFreeHost", "cudaMallocAsync", "cudaFreeAsync", "cudaMallocFromPoolAsync",
+        "cudaMalloc3D*", "cudaMallocPitch", "cudaMallocArray", "cudaFreeArray"}},
       {"it shares memory with other processes", {"cudaIpc*"}},
-      {"it copies or fills memory outside a kernel, and this lab's launchers only launch kernels on the buffers "
-       "they are given",
+      {"it copies or fills memory in a way the graders' recorder of your calls does not see: use cudaMemcpy, "
+       "cudaMemcpyAsync, cudaMemset or cudaMemsetAsync",
        {"cudaMemcpy*", "cudaMemset*"}},
       {"it is <iostream> or a string stream: print with printf or format with std::snprintf instead; with GCC 12 and "
        "older, <iostream> also adds a global constructor",
@@ -244,7 +260,9 @@ const std::vector<Reason>& refusal_reasons() {
       {"it is part of the graders, which your kernels may not call: write your own helper",
        {"convlab::*", "typeinfo for convlab::*", "vtable for convlab::*"}},
       {"it belongs to the graders' libraries", {"nlohmann::*", "boost::*", "CLI::*"}},
-      {"it controls the sanitizers that check your code", {"__asan_*", "__sanitizer_*", "__lsan_*", "__ubsan_*"}},
+      {"it controls the sanitizers that check your code, or the counting of your memory accesses",
+       {"__asan_*", "__sanitizer_*", "__lsan_*", "__ubsan_*", "__tsan_*"}},
+      {"it goes around the graders' recorder of your launches, copies and allocations", {"__real_*", "__wrap_*"}},
   };
   return list;
 }
@@ -259,8 +277,10 @@ const std::vector<HeaderDefinitions>& header_definitions() {
        {"convlab::DeviceBuffer<*", "convlab::poison_nan", "convlab::guard_nan"}},
       {kCpu, "convlab_cpu/launch.hpp and runtime.hpp",
        {"convlab_cpu::launch<*", "convlab_cpu::dynamic_shared<*", "typeinfo for convlab_cpu::launch<*",
-        "typeinfo name for convlab_cpu::launch<*", "convlab_cpu::LaunchConfig::*",
-        "convlab_cpu::detail::ThreadView::*", "convlab_cpu::kUnwrittenSharedBits",
+        "typeinfo name for convlab_cpu::launch<*", "convlab_cpu::LaunchConfig::*", "convlab_cpu::LaunchSite::*",
+        "convlab_cpu::detail::ThreadView::*", "convlab_cpu::detail::static_shared<*",
+        "convlab_cpu::detail::DynamicShared<*", "convlab_cpu::detail::DeviceSymbol::*",
+        "convlab_cpu::detail::device_symbol<*", "convlab_cpu::kUnwrittenSharedBits",
         "TLS wrapper function for convlab_cpu::detail::tv", "TLS init function for convlab_cpu::detail::tv"}},
   };
   return list;

@@ -445,7 +445,8 @@ private:
   }
 
   // A sanitizer's module constructor (GCC: _sub_I_00099_0): it may only call the
-  // sanitizer's run-time library.
+  // sanitizer's run-time library (AddressSanitizer's, or ThreadSanitizer's __tsan_init,
+  // which the CPU backend's runtime answers to count memory accesses).
   bool sanitizer_module_function(const Symbol& f) const {
     if (f.bind != "LOCAL" || f.type != "FUNC") return false;
     if (!(starts_with(f.name, "_sub_I_00099_") || starts_with(f.name, "_sub_D_00099_") ||
@@ -455,12 +456,39 @@ private:
       if (r.section != f.section || r.offset < f.value || r.offset >= f.value + f.size) continue;
       if (r.symbol_index < 0) return false;
       const Symbol& t = obj_.symbols[static_cast<std::size_t>(r.symbol_index)];
-      const bool runtime = t.undefined() && starts_with(t.name, "__asan_");
+      const bool runtime = t.undefined() && (starts_with(t.name, "__asan_") || t.name == "__tsan_init");
       const bool data = !t.undefined() && (t.type == "SECTION" || t.type == "OBJECT" || t.type == "NOTYPE") &&
                         !(obj_.section(t.section) && obj_.section(t.section)->executable());
       if (!runtime && !data) return false;
     }
     return true;
+  }
+
+  // On the CPU backend, cu2cpp registers each __constant__ and __device__ variable
+  // with the runtime from a global constructor (convlab_cpu::detail::DeviceSymbol): a
+  // start-up function of the file is the rewrite's if all it reaches is that
+  // registration, the file's own data and the sanitizers' instrumentation.
+  bool rewrite_registration(const Symbol& f) const {
+    if (backend_ != Backend::cpu || f.type != "FUNC") return false;
+    static const char* const registration[] = {"convlab_cpu::detail::register_symbol",
+                                               "convlab_cpu::detail::device_symbol<*",
+                                               "convlab_cpu::detail::DeviceSymbol::DeviceSymbol"};
+    bool registers = false;
+    for (const auto& r : obj_.relocations) {
+      if (r.section != f.section || r.offset < f.value || r.offset >= f.value + f.size) continue;
+      if (r.symbol_index < 0) return false;
+      const Symbol& t = obj_.symbols[static_cast<std::size_t>(r.symbol_index)];
+      const Section* sec = obj_.section(t.section);
+      const bool code = t.type == "FUNC" || (sec && sec->executable()) || (t.undefined() && t.type == "NOTYPE");
+      if (!code) continue;  // the file's own variables, their names, keys
+      if (t.undefined() && (starts_with(t.name, "__tsan_") || starts_with(t.name, "__asan_"))) continue;
+      const Name n = parse_name(t.name);
+      bool ok = false;
+      for (const char* p : registration) ok = ok || matches(p, n);
+      if (!ok) return false;
+      registers = true;
+    }
+    return registers;
   }
 
   // What the start-up function `f` initialises: the variables of this file it writes.
@@ -504,7 +532,7 @@ private:
         if (backend_ == Backend::cuda && t->bind == "LOCAL" && t->type == "FUNC" &&
             t->name == "_ZL24__sti____cudaRegisterAllv")
           continue;  // nvcc's registration of this file's kernels
-        if (sanitizer_module_function(*t)) continue;
+        if (sanitizer_module_function(*t) || rewrite_registration(*t)) continue;
         const Name n = parse_name(t->name);
         // A variable placed in the section by hand.
         const Symbol* var = nullptr;

@@ -3,8 +3,8 @@
 // __device__ helper (nvcc's host stub for it calls exit(1)), printf and
 // fprintf(stderr), std::string and std::vector on the host, a thrown
 // std::invalid_argument, assert, the convlab/check.hpp macros, its own stream and
-// events, a device query, a function-local static with a constant value, and a
-// __shared__ tile.
+// events, a device query, a scratch buffer of its own, a function-local static with
+// a constant value, and a __shared__ tile.
 // fence-backends: cuda cpu
 // fence-expect-clean
 #include <convlab/check.hpp>
@@ -53,6 +53,10 @@ void scale(float* d_y, int n, cudaStream_t stream) {
   float ms = 0;
   CONVLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
   CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  float* d_scratch = nullptr;  // a buffer of its own: the runner's recorder sees it
+  CONVLAB_CUDA_CHECK(cudaMalloc(&d_scratch, n * sizeof(float)));
+  CONVLAB_CUDA_CHECK(cudaMemcpyAsync(d_scratch, d_y, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+  CONVLAB_CUDA_CHECK(cudaFree(d_scratch));
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   cudaStreamDestroy(mine);
