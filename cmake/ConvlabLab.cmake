@@ -71,6 +71,45 @@ function(convlab_cuda_sources target)
   target_link_libraries(${target} PUBLIC convlab::cuda_runtime)
 endfunction()
 
+# ---- the symbol fence (grader/fence; docs/grading.md, "The symbol fence") ----------------
+# _convlab_fence(<kernels> <runner> <spec> <runner_obj> [TEST <name>])
+#
+# Runs convlab_fence on the kernels library <kernels> once it is built: what the
+# kernels reference, define and run before main must be allowed for the lab
+# (<spec>'s "fence" section and the common list), or the build fails with one line
+# per finding. The kernels run inside <runner>, next to the code that uploads, launches,
+# times and compares for the judge; <runner> depends on the fence, so neither
+# `cmake --build` nor `convlab check` builds a runner around refused kernels. TEST also
+# registers a CTest test that runs it, so that ctest shows the verdict too. The runner's
+# own code (<runner_obj>, the runner, device and core libraries, the CPU runtime, and any
+# file a lab appends to the runner's CONVLAB_FENCE_HARNESS property) is given to it: the
+# kernels may not define a name it defines.
+function(_convlab_fence kernels runner spec runner_obj)
+  cmake_parse_arguments(F "" "TEST" "" ${ARGN})
+  set(harness "$<TARGET_OBJECTS:${runner_obj}>" "$<TARGET_FILE:convlab_runner>" "$<TARGET_FILE:convlab_device>"
+              "$<TARGET_FILE:convlab_core>")
+  if(CONVLAB_BACKEND STREQUAL "cpu")
+    list(APPEND harness "$<TARGET_FILE:convlab_cpu_runtime>")
+  endif()
+  list(APPEND harness "$<GENEX_EVAL:$<TARGET_PROPERTY:${runner},CONVLAB_FENCE_HARNESS>>")
+  set(args --spec "${spec}" --backend ${CONVLAB_BACKEND} --harness ${harness} -- "$<TARGET_FILE:${kernels}>")
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/fence/${kernels}.ok")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND convlab_fence ${args}
+    COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+    DEPENDS ${kernels} convlab_fence "${spec}" ${runner_obj} ${harness}
+    COMMENT "convlab fence: ${kernels}" COMMAND_EXPAND_LISTS VERBATIM)
+  # fence_<kernels>, not <kernels>_fence: a lab's CMakeLists may match "labNN_kernels*" (lab 06 does).
+  add_custom_target(fence_${kernels} ALL DEPENDS "${stamp}")
+  add_dependencies(${runner} fence_${kernels})
+  if(F_TEST)
+    string(REGEX MATCH "^lab[0-9]+" lab_id "${kernels}")
+    add_test(NAME ${F_TEST} COMMAND convlab_fence ${args} COMMAND_EXPAND_LISTS)
+    set_tests_properties(${F_TEST} PROPERTIES LABELS "${lab_id};cpu")
+  endif()
+endfunction()
+# ---- end of the symbol fence ------------------------------------------------------------
+
 function(convlab_add_lab)
   cmake_parse_arguments(PARSE_ARGV 0 ARG "" "BENCHMARK" "TESTS")
   if(NOT ARG_TESTS)
@@ -196,6 +235,12 @@ function(convlab_add_lab)
       add_custom_target(${lab}_facts${suffix} DEPENDS "${facts}")
       add_dependencies(${lab}_runner${suffix} ${lab}_facts${suffix})
     endif()
+    # The symbol fence on every variant (a reference or a planted bug it refuses is a bug there).
+    set(fence_test "")
+    if("${suffix}" STREQUAL "")
+      set(fence_test TEST ${lab}.fence)
+    endif()
+    _convlab_fence(${lab}_kernels${suffix} ${lab}_runner${suffix} "${spec_file}" ${lab}_remote_runner ${fence_test})
   endmacro()
 
   # --- the graders, against the kernels CONVLAB_IMPL names --------------------

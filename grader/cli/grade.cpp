@@ -3,6 +3,7 @@
 #include "grade.hpp"
 
 #include "doctor.hpp"
+#include "fence.hpp"
 #include "hardware.hpp"
 #include "recheck.hpp"
 #include "reports.hpp"
@@ -435,17 +436,45 @@ std::string Grader::check_dependencies(const std::string& build, const std::vect
 }
 
 std::string Grader::check_symbols(const Lab& lab, const std::string& build, const std::string& file, bool link_stage) {
-  std::vector<std::string> found;
-  // A file the spec allows a forbidden substring ("allowed_symbols") may use it in its own object
-  // ("lib.a:conv_cudnn.cu.o: U cudnnCreate"); at the link stage the library it needs is allowed.
-  const auto allowed = [&](const std::string& line, const std::string& f) {
-    for (const auto& [file, subs] : lab.spec.allowed_symbols) {
-      if (std::find(subs.begin(), subs.end(), f) == subs.end()) continue;
-      if (link_stage) return true;
-      const std::string stem = file.substr(0, file.rfind('.'));
-      const auto colon = line.find(':');
-      if (colon != std::string::npos && line.compare(colon + 1, stem.size() + 1, stem + ".") == 0) return true;
+  if (!link_stage) {
+    // The submission's objects: the symbol fence (grader/fence), the same check the
+    // build runs, with the runner's own objects and libraries from its link line
+    // (the kernels may not define a name they define). Its lines are the feedback.
+    try {
+      std::string backend = "cuda";
+      std::istringstream cache(read_file(build + "/CMakeCache.txt"));
+      for (std::string line; std::getline(cache, line);)
+        if (starts_with(line, "CONVLAB_BACKEND:")) backend = trim(line.substr(line.find('=') + 1));
+      std::vector<std::string> harness;
+      const RunResult c = run_tool({"ninja", "-C", build, "-t", "commands", lab.spec.lab + "_runner"}, "", 120);
+      if (c.ok()) {
+        std::istringstream lines(c.output);
+        std::string link;
+        for (std::string line; std::getline(lines, line);)
+          if (!trim(line).empty()) link = line;
+        std::istringstream words(link);
+        for (std::string w; words >> w;) {
+          const bool object = w.size() > 2 && (w.compare(w.size() - 2, 2, ".o") == 0 || w.compare(w.size() - 2, 2, ".a") == 0);
+          if (object && w[0] != '/' && w[0] != '-' && fs::path(w).filename() != fs::path(file).filename())
+            harness.push_back(build + "/" + w);
+        }
+      }
+      const auto findings = fence::check(fence::load_policy(project_.root + "/" + lab.dir + "/grading.json"),
+                                         fence::parse_backend(backend), {file}, harness);
+      std::string out;
+      for (std::size_t i = 0; i < findings.size() && i < 6; ++i) out += (i ? "; " : "") + findings[i].line();
+      if (findings.size() > 6) out += "; and " + std::to_string(findings.size() - 6) + " more";
+      return out;
+    } catch (const std::exception& e) {
+      return std::string("cannot check the submission's compiled objects: ") + e.what();
     }
+  }
+  std::vector<std::string> found;
+  // A forbidden substring that the spec allows one file ("allowed_symbols") may reach the
+  // graders: the fence checked that only that file's object uses it, so its library may be linked.
+  const auto allowed = [&](const std::string&, const std::string& f) {
+    for (const auto& [allowed_file, subs] : lab.spec.allowed_symbols)
+      if (std::find(subs.begin(), subs.end(), f) != subs.end()) return true;
     return false;
   };
   const auto scan = [&](const std::string& text, bool symbols) {
@@ -460,31 +489,22 @@ std::string Grader::check_symbols(const Lab& lab, const std::string& build, cons
       }
       for (const auto& f : lab.spec.forbidden_symbols)
         if (contains_icase(name, f) && !allowed(line, f)) found.push_back(trim(name) + " (forbidden: " + f + ")");
-      if (symbols && !link_stage)
-        for (const char* dl : {"dlopen", "dlsym", "dlmopen"})
-          if (name == dl || starts_with(name, std::string(dl) + "@"))
-            found.push_back(name + " (loading libraries at run time would bypass this check)");
     }
   };
-  if (!link_stage) {
-    const RunResult r = run_tool({"nm", "-C", "-A", file}, "", 120);
-    if (!r.ok()) return "cannot read the symbols of the submission's objects: " + r.describe();
-    scan(r.output, true);
-  } else {
-    const RunResult u = run_tool({"nm", "-C", "-u", file}, "", 120);
-    if (u.ok()) scan(u.output, true);
-    const RunResult d = run_tool({"readelf", "-d", file}, "", 120);
-    std::istringstream in(d.output);
-    std::string line;
-    while (std::getline(in, line))
-      if (line.find("(NEEDED)") != std::string::npos) scan(line, false);
-    const RunResult c = run_tool({"ninja", "-C", build, "-t", "commands", lab.spec.lab + "_graders"}, "", 120);
-    if (c.ok()) {
-      const std::string link = c.output.substr(c.output.rfind('\n', c.output.size() > 1 ? c.output.size() - 2 : 0) + 1);
-      for (const auto& f : lab.spec.forbidden_symbols)
-        if ((contains_icase(link, "-l" + f) || contains_icase(link, "/lib" + f)) && !allowed(link, f))
-          found.push_back("the link line names lib" + f);
-    }
+  // The linked graders: their imports, NEEDED libraries and link line.
+  const RunResult u = run_tool({"nm", "-C", "-u", file}, "", 120);
+  if (u.ok()) scan(u.output, true);
+  const RunResult d = run_tool({"readelf", "-d", file}, "", 120);
+  std::istringstream in(d.output);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("(NEEDED)") != std::string::npos) scan(line, false);
+  const RunResult c = run_tool({"ninja", "-C", build, "-t", "commands", lab.spec.lab + "_runner"}, "", 120);
+  if (c.ok()) {
+    const std::string link = c.output.substr(c.output.rfind('\n', c.output.size() > 1 ? c.output.size() - 2 : 0) + 1);
+    for (const auto& f : lab.spec.forbidden_symbols)
+      if ((contains_icase(link, "-l" + f) || contains_icase(link, "/lib" + f)) && !allowed(link, f))
+        found.push_back("the link line names lib" + f);
   }
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
@@ -549,7 +569,7 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
     for (const auto& e : fs::recursive_directory_iterator(build + "/labs"))
       if (e.path().filename() == "lib" + lab.spec.lab + "_kernels.a") lib = e.path().string();
     const std::string bad = lib.empty() ? "the kernels library was not built" : check_symbols(lab, build, lib, false);
-    if (!bad.empty()) b.failure = "uses a forbidden symbol: " + bad;
+    if (!bad.empty()) b.failure = "refused by the symbol fence: " + bad;
   }
   if (b.failure.empty()) {
     r = compile(lab.spec.lab + "_graders");

@@ -68,7 +68,7 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
   if (!root.is_object()) fail(origin, "top level", "must be an object");
   only_keys(root,
             {"lab", "slug", "title", "submission", "forbidden_symbols", "allowed_symbols", "time_limits_s", "graders",
-             "notes", "compiler_bug_policy"},
+             "notes", "compiler_bug_policy", "fence"},  // "fence": read by the symbol fence (grader/fence/policy.cpp)
             origin, "top level");
   LabSpec s;
   s.path = origin;
