@@ -11,7 +11,7 @@
 #   summary.txt  build.log  grade-console.log  exploits-console.log  sanitize-console.log
 #   grade-out.tgz  exploits-out.tgz  sanitize-out.tgz
 #
-#   grader/cli/gpu-grade-check.sh   (SANITIZE=0 skips the memcheck run; CALIBRATE=1 also runs
+#   grader/cli/gpu-grade-check.sh   (SANITIZE=0 skips the memcheck run; FIXTURES=0 the fixture corpus; CALIBRATE=1 also runs
 #                                    convlab calibrate and keeps calibration.json)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,6 +37,8 @@ convlab=$B/grader/cli/convlab
 
 work=$(mktemp -d /tmp/convlab-grade-XXXXXX)
 chmod 755 "$work"  # the graders may run as another user
+jobs=$(($(nproc) / 2)); [ $jobs -gt 8 ] && jobs=8
+if [ "${FIXTURES:-1}" = 1 ]; then  # FIXTURES=0: the exploit corpus only
 fixtures=$root/grader/cli/tests/fixtures
 mkdir -p "$work/subs"
 # The corpus: edits on the lab 01 files (tests/fixtures/fixtures.json), written out here.
@@ -51,7 +53,6 @@ printf '#include "%s/reference/01-conv-basic/conv_basic.cu"\n' "$root" \
   >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
 echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
 subs=("$work"/subs/*)
-jobs=$(($(nproc) / 2)); [ $jobs -gt 8 ] && jobs=8
 
 t=$SECONDS
 "$convlab" grade "${subs[@]}" --labs lab01 --out "$work/out" --jobs $jobs --test-timeout 30 \
@@ -63,6 +64,7 @@ sed -n '/^student /,/^outputs:/p' "$OUT/grade-console.log" >>"$summary"
 sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/grade-console.log" >>"$summary"
 grep -E '^\[[0-9]+/[0-9]+\]' "$OUT/grade-console.log" >>"$summary"
 tar -czf "$OUT/grade-out.tgz" -C "$work" --exclude=out/work out
+fi
 
 # The exploit corpus: one submission per way of cheating, each must earn nothing on its target.
 mkdir -p "$work/exploits"

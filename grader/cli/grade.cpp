@@ -307,6 +307,16 @@ void Grader::choose_runner_sandbox() {
   std::string script = "#!/bin/sh\n# convlab grade: starts a runner (a submission's kernels) in bubblewrap.\nexec '" +
                        bwrap + "' --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp";
   std::error_code ec;
+  // The private /tmp hides whatever lies under /tmp, the runners themselves included when the
+  // work folder is there (a mktemp -d grading): such folders are bound back, read-only.
+  std::vector<std::string> under_tmp;
+  for (const std::string& p : {work_, opt_.out, project_.root}) {
+    const std::string c = fs::weakly_canonical(p, ec).string();
+    if (!c.empty() && (c == "/tmp" || starts_with(c, "/tmp/"))) under_tmp.push_back(c);
+  }
+  std::sort(under_tmp.begin(), under_tmp.end());  // a folder before the folders inside it
+  under_tmp.erase(std::unique(under_tmp.begin(), under_tmp.end()), under_tmp.end());
+  for (const auto& p : under_tmp) script += " --ro-bind '" + p + "' '" + p + "'";
   for (const auto& e : fs::directory_iterator("/dev", ec))
     if (starts_with(e.path().filename().string(), "nvidia"))
       script += " --dev-bind '" + e.path().string() + "' '" + e.path().string() + "'";
@@ -318,7 +328,8 @@ void Grader::choose_runner_sandbox() {
   fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                             fs::perms::others_exec, ec);
   // Probe it as the graders' user: it must start, hide reference/, and leave the GPU usable.
-  std::string check = "test -w /tmp && ! test -e '" + project_.root + "/reference/README.md'";
+  // It must also see the work folder, where each runner is copied before it starts.
+  std::string check = "test -w /tmp && ! test -e '" + project_.root + "/reference/README.md' && test -r '" + path + "'";
   const std::string smi = which("nvidia-smi");
   if (!smi.empty() && fs::exists("/dev/nvidiactl", ec)) check += " && '" + smi + "' -L >/dev/null";
   RunSpec probe;

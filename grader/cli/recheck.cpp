@@ -94,8 +94,11 @@ std::string resolve_policy(const std::string& command_line, const LabSpec& spec)
 
 bool wants_recheck(const GraderSpec& g, const GraderRun& run) {
   if (g.kind != "correctness" || !run.not_run.empty()) return false;
-  return std::any_of(run.tests.begin(), run.tests.end(),
-                     [](const TestOutcome& t) { return t.recorded && !t.skipped && !t.passed; });
+  // A runner that could not even start (a sandbox or set-up fault: every test says so) is not a
+  // kernel that computes wrong results: building it again with less optimisation tells nothing.
+  return std::any_of(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) {
+    return t.recorded && !t.skipped && !t.passed && t.message.find("while running its start-up") == std::string::npos;
+  });
 }
 
 std::string tests_summary(const GraderRun& run) {

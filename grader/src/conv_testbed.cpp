@@ -31,24 +31,6 @@
 
 namespace convlab {
 
-std::vector<float> separable_factor(std::size_t count, std::uint64_t seed) {
-  std::vector<float> v = random_floats(count, seed);
-  for (float& x : v) {
-    int e = 0;
-    const double m = std::frexp(double(x), &e);              // |m| in [0.5, 1)
-    x = float(std::ldexp(std::nearbyint(m * 4096.0), e - 12));  // 12 significant bits, never 0
-  }
-  return v;
-}
-
-std::vector<float> outer_product(const std::vector<float>& col, const std::vector<float>& row) {
-  std::vector<float> f;
-  f.reserve(col.size() * row.size());
-  for (float c : col)
-    for (float w : row) f.push_back(c * w);  // exact for separable_factor() taps
-  return f;
-}
-
 std::string Conv1dCase::name() const { return "n" + std::to_string(n) + "_r" + std::to_string(radius); }
 std::string Conv2dCase::name() const {
   return "w" + std::to_string(width) + "_h" + std::to_string(height) + "_r" + std::to_string(radius);

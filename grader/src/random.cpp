@@ -2,6 +2,7 @@
 #include "convlab/random.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <stdexcept>
@@ -73,6 +74,24 @@ std::vector<float> random_floats(std::size_t count, std::uint64_t seed) {
     x = static_cast<float>((rng.next_u64() & 1) ? mag : -mag);
   }
   return v;
+}
+
+std::vector<float> separable_factor(std::size_t count, std::uint64_t seed) {
+  std::vector<float> v = random_floats(count, seed);
+  for (float& x : v) {
+    int e = 0;
+    const double m = std::frexp(double(x), &e);              // |m| in [0.5, 1)
+    x = float(std::ldexp(std::nearbyint(m * 4096.0), e - 12));  // 12 significant bits, never 0
+  }
+  return v;
+}
+
+std::vector<float> outer_product(const std::vector<float>& col, const std::vector<float>& row) {
+  std::vector<float> f;
+  f.reserve(col.size() * row.size());
+  for (float c : col)
+    for (float w : row) f.push_back(c * w);  // exact for separable_factor() taps
+  return f;
 }
 
 }  // namespace convlab

@@ -133,6 +133,17 @@ TEST(Recheck, OnlyRecordedCorrectnessFailuresAreLookedAtAgain) {
   GraderRun gated = failing_run();
   gated.not_run = "correctness.a did not pass";
   EXPECT_FALSE(wants_recheck(correctness, gated));
+  // A runner that could not start (the sandbox, the set-up) is no kernel computing wrong results.
+  GraderRun unstarted = failing_run();
+  for (auto& t : unstarted.tests)
+    if (!t.passed)
+      t.message = "C++ exception with description \"the runner (the process that runs your kernels) exited with "
+                  "status 1 while running its start-up\" thrown in the test body.";
+  EXPECT_FALSE(wants_recheck(correctness, unstarted));
+  unstarted.tests.back().message = "out[3] (interior): got 0.5, expected 0.25";
+  unstarted.tests.back().passed = false;
+  unstarted.tests.back().recorded = true;
+  EXPECT_TRUE(wants_recheck(correctness, unstarted));  // one wrong output is enough
 }
 
 TEST(Recheck, ACompilerBugPassesAtTheFirstLoweredLevelOnTheSameSeed) {

@@ -9,6 +9,7 @@
 /// runs the kernel, checks the launch, and compares with the golden model.
 #pragma once
 
+#include "convlab/random.hpp"  // separable_factor, outer_product (also used by the benchmarks)
 #include "convlab/spec.hpp"
 
 #include <cuda_runtime_api.h>
@@ -115,13 +116,6 @@ void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const 
 /// 2D filter, so a separable kernel is timed against the direct computation).
 void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
                         const Conv2dCase& c, const GraderSpec& grader, const ConvCheckOptions& options = {});
-
-/// `count` random filter taps with 12 significant bits each (none zero), so that the product
-/// of two of them is exact in float: the factors of a FilterKind::separable filter.
-std::vector<float> separable_factor(std::size_t count, std::uint64_t seed);
-
-/// The outer product \f$ f_{i,j} = c_i\, w_j \f$ of a column filter c and a row filter w, row-major.
-std::vector<float> outer_product(const std::vector<float>& col, const std::vector<float>& row);
 
 /// The output tile of a lab whose contract fixes one, for a radius (for naming
 /// tile edges and halo corners in failure reports).

@@ -45,4 +45,11 @@ private:
 /// a wrong weight or a wrong neighbour changes the result.
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed);
 
+/// `count` random filter taps with 12 significant bits each (none zero), so that the product
+/// of two of them is exact in float: the factors of a FilterKind::separable filter.
+std::vector<float> separable_factor(std::size_t count, std::uint64_t seed);
+
+/// The outer product \f$ f_{i,j} = c_i\, w_j \f$ of a column filter c and a row filter w, row-major.
+std::vector<float> outer_product(const std::vector<float>& col, const std::vector<float>& row);
+
 }  // namespace convlab
