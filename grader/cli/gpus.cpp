@@ -96,7 +96,10 @@ bool same_gpu(const GpuAssigned& g, const std::string& v, const GpuContext& c) {
 
 }  // namespace
 
+std::string GpuAssigned::short_label() const { return entry == kNoGpu ? "no GPU" : "GPU " + entry; }
+
 std::string GpuAssigned::label() const {
+  if (entry == kNoGpu) return short_label();
   std::vector<std::string> about;
   if (index >= 0 && (!is_index(entry) || std::atoi(entry.c_str()) != index))
     about.push_back("nvidia-smi's " + std::to_string(index));
@@ -296,10 +299,19 @@ std::vector<GpuAssigned> assign_gpus(const std::vector<std::string>& given, cons
     return out;
   }
   const std::vector<std::string> visible = c.visible ? parse_visible_devices(*c.visible) : std::vector<std::string>{};
-  if (c.visible && visible.empty())
-    throw Error("CUDA_VISIBLE_DEVICES is set to '" + *c.visible +
-                "', which leaves this run no GPU: unset it to grade on this machine's GPUs, or grade on the CPU "
-                "backend (--preset cpu)");
+  if (c.visible && visible.empty()) {
+    // A run given no GPU (Slurm sets NoDevFiles, or nothing, for a task without one): its graders
+    // must not find one either, so they get a CUDA_VISIBLE_DEVICES that shows none.
+    if (!entries.empty())
+      throw Error("--gpus " + join(entries) + ": convlab runs with CUDA_VISIBLE_DEVICES='" + *c.visible +
+                  "', which gives this run no GPU; unset it to grade on this machine's GPUs, or leave out --gpus "
+                  "to grade without a GPU (the GPU graders are then not run)");
+    say("GPUs: CUDA_VISIBLE_DEVICES='" + *c.visible + "' gives this run no GPU: the graders see none, and their GPU "
+        "tests are not run");
+    GpuAssigned none;
+    none.entry = GpuAssigned::kNoGpu;
+    return {none};
+  }
   if (entries.empty()) {
     entries = {visible.empty() ? "0" : visible.front()};
     if (!visible.empty())

@@ -47,12 +47,20 @@ struct GpuContext {
 
 /// A GPU a grading run uses.
 struct GpuAssigned {
-  std::string entry;  ///< the --gpus entry (an index without leading zeros, or a UUID): the graders' CUDA_VISIBLE_DEVICES
+  /// The --gpus entry (an index without leading zeros, or a UUID): the graders' CUDA_VISIBLE_DEVICES.
+  /// kNoGpu when convlab's own CUDA_VISIBLE_DEVICES gives the run no GPU (a Slurm task without a
+  /// GPU): the graders then see none either, and their GPU tests are not run.
+  std::string entry;
   int index = -1;     ///< nvidia-smi's index (-1: not known)
   std::string uuid;   ///< its UUID ("" : not known); after confirm_gpu(), the one the graders' environment shows
   std::string name;   ///< its name ("": not known)
-  /// "GPU 1 (NVIDIA H100 80GB HBM3, GPU-4b0d...)", "GPU GPU-4b0d... (nvidia-smi's 1, NVIDIA H100 ...)", "GPU 1".
+  /// "GPU 1 (NVIDIA H100 80GB HBM3, GPU-4b0d...)", "GPU GPU-4b0d... (nvidia-smi's 1, NVIDIA H100 ...)", "GPU 1",
+  /// "no GPU".
   std::string label() const;
+  /// "GPU 1", or "no GPU".
+  std::string short_label() const;
+  /// CUDA_VISIBLE_DEVICES=-1: CUDA stops at an invalid entry, so this value shows no GPU.
+  static constexpr const char* kNoGpu = "-1";
 };
 
 /// One --gpus entry, checked: an index (leading zeros dropped) or a UUID, as given. Throws Error
@@ -88,8 +96,9 @@ GpuContext read_gpu_context(bool on_gpu, const std::vector<std::string>& entries
 
 /// The GPUs of a run: `entries` (parse_gpu_list's; empty: the default, CUDA_VISIBLE_DEVICES's
 /// first GPU or GPU 0) checked against `context`. Throws Error, before anything is built, for a
-/// GPU that nvidia-smi does not list, two entries naming the same GPU, a GPU outside convlab's own
-/// CUDA_VISIBLE_DEVICES, or a CUDA_VISIBLE_DEVICES that leaves no GPU. Lines for the run's log
+/// GPU that nvidia-smi does not list, two entries naming the same GPU, or a GPU outside convlab's
+/// own CUDA_VISIBLE_DEVICES (one that leaves no GPU included). Without entries under such a
+/// CUDA_VISIBLE_DEVICES, the run grades on no GPU (GpuAssigned::kNoGpu). Lines for the run's log
 /// (what was chosen, what could not be checked) go to `notes`.
 std::vector<GpuAssigned> assign_gpus(const std::vector<std::string>& entries, const GpuContext& context,
                                      std::vector<std::string>* notes);

@@ -287,7 +287,7 @@ void Grader::write_hardware() {
       json h = probe_hardware(gpu.entry);
       // The graders of this GPU will run with its entry as their CUDA_VISIBLE_DEVICES, as the probe
       // did: they must see exactly one GPU, and the records name the one they see (gpus.hpp).
-      if (gpu_context_.on_gpu) {
+      if (gpu_context_.on_gpu && gpu.entry != GpuAssigned::kNoGpu) {
         const std::string note = confirm_gpu(gpu, h, gpu_context_);
         if (!note.empty()) log_->line("warning: " + note);
       }
@@ -720,7 +720,7 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
   const RunResult r = run_sandboxed(s);
   run.seconds = r.wall_s;
-  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on GPU " + gpu + ": " + r.describe() + "\n" +
+  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + (gpu == GpuAssigned::kNoGpu ? std::string("no GPU") : "GPU " + gpu) + ": " + r.describe() + "\n" +
             r.output + "\n");
   std::string running;  // the test in progress when the process ended
   if (starts_with(r.last_progress, "[ RUN      ] ")) running = trim(r.last_progress.substr(13));
@@ -881,7 +881,7 @@ void Grader::finish(Job& job, StudentResult result, const GpuAssigned* gpu) {
     if (!l.failure.empty() && result.failure.empty()) line += " — " + short_text(l.failure);
   }
   if (!result.failure.empty()) line += " — " + short_text(result.failure);
-  log_->line(line + "; " + fmt_seconds(result.seconds) + " in all" + (gpu ? ", on GPU " + gpu->entry : ""));
+  log_->line(line + "; " + fmt_seconds(result.seconds) + " in all" + (gpu ? ", on " + gpu->short_label() : ""));
   std::lock_guard<std::mutex> l(mu_);
   if (gpu) graded_on_[gpu->entry].push_back(result.student);
   results_[job.index] = std::move(result);
@@ -1022,7 +1022,7 @@ int Grader::run() {
   if (opt_.jobs <= 0) opt_.jobs = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency()) / 2));
   log_->line("convlab grade: " + std::to_string(opt_.submissions.size()) + " submission(s), " +
              std::to_string(labs_.size()) + " lab(s), " + std::to_string(opt_.jobs) + " build slot(s), GPU(s) " +
-             [&] { std::string g; for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + x; return g; }() +
+             [&] { std::string g; for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + (x == GpuAssigned::kNoGpu ? "none" : x); return g; }() +
              ", preset " + opt_.preset + (opt_.cuda_arch.empty() ? "" : ", CUDA architectures " + opt_.cuda_arch) +
              (opt_.calibration.empty() ? "" : ", calibration " + opt_.calibration));
   for (const auto& note : gpu_notes_) log_->line(note);

@@ -115,8 +115,8 @@ refused "--gpus GPU-bbbb (a UUID no GPU has)" "convlab: --gpus GPU-bbbb: this ma
 refused "--gpus 0 under CUDA_VISIBLE_DEVICES=1" \
   "convlab: --gpus 0: convlab runs with CUDA_VISIBLE_DEVICES=1, so this run may use only that GPU (--gpus 1)" \
   CUDA_VISIBLE_DEVICES=1 -- --gpus 0
-refused "CUDA_VISIBLE_DEVICES= (no GPU at all) with a GPU preset" \
-  "convlab: CUDA_VISIBLE_DEVICES is set to '', which leaves this run no GPU" CUDA_VISIBLE_DEVICES= --
+refused "--gpus 0 under CUDA_VISIBLE_DEVICES= (no GPU given)" \
+  "convlab: --gpus 0: convlab runs with CUDA_VISIBLE_DEVICES='', which gives this run no GPU" CUDA_VISIBLE_DEVICES= -- --gpus 0
 
 # Accepted: the GPUs, by index and by UUID, recorded. Only the unreadable tarball: nothing is built.
 o=$work/out-two
@@ -141,6 +141,16 @@ check "CUDA_VISIBLE_DEVICES=1, no --gpus: graded (exit $rc)" test $rc -eq 0
 check "... on GPU 1, the first of CUDA_VISIBLE_DEVICES" \
   grep -q "GPUs: no --gpus: grading on GPU 1, the first of CUDA_VISIBLE_DEVICES=1" "$o/grade.log"
 check "... hardware.json: GPU 1" grep -q '"gpu": "1"' "$o/hardware.json"
+
+# No --gpus under CUDA_VISIBLE_DEVICES=NoDevFiles (Slurm's, for a task without a GPU): no GPU.
+o=$work/out-nogpu
+CUDA_VISIBLE_DEVICES=NoDevFiles "$convlab" --root "$root" grade "$bob" --labs lab01 --out "$o" >"$work/nogpu.log" 2>&1
+rc=$?
+check "CUDA_VISIBLE_DEVICES=NoDevFiles, no --gpus: graded (exit $rc)" test $rc -eq 0
+check "... on no GPU, the log says" \
+  grep -q "GPUs: CUDA_VISIBLE_DEVICES='NoDevFiles' gives this run no GPU: the graders see none" "$o/grade.log"
+check "... the graders' CUDA_VISIBLE_DEVICES shows none (-1)" grep -q '"gpu": "-1"' "$o/hardware.json"
+check "... hardware.json: labelled no GPU" grep -q '"label": "no GPU"' "$o/hardware.json"
 
 # The CPU backend uses no GPU: --gpus only sets how many submissions run at once; nothing is checked.
 : >"$work/smi-calls"

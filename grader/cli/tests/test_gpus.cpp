@@ -190,6 +190,7 @@ TEST(Gpus, WithoutNvidiaSmiTheGpusAreNotCheckedAndTheLogSaysSo) {
   const auto gpus = assign_gpus({"0", "7"}, c, &notes);
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[1].label(), "GPU 7");
+  EXPECT_EQ(gpus[1].short_label(), "GPU 7");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0], "GPUs: nvidia-smi is not on PATH, so the GPUs named by --gpus (0,7) were not checked: a GPU that "
                       "does not exist shows as GPU tests not run");
@@ -223,13 +224,22 @@ TEST(Gpus, OnlyTheGpusOfCudaVisibleDevices) {
   EXPECT_EQ(assign_gpus({uuid3}, blind, nullptr).size(), 1u);
   // A Slurm task: CUDA_VISIBLE_DEVICES=1 and --gpus 1 (slurm.cpp passes its entry through).
   EXPECT_EQ(assign_gpus({"1"}, machine(kTwoGpus, std::string("1")), nullptr).at(0).uuid, kUuid1);
-  // A CUDA_VISIBLE_DEVICES that leaves no GPU.
-  for (const char* none : {"", "-1", "NoDevFiles"})
-    EXPECT_EQ(error_of([&] { assign_gpus({}, machine(kTwoGpus, std::string(none)), nullptr); }),
-              "CUDA_VISIBLE_DEVICES is set to '" + std::string(none) +
-                  "', which leaves this run no GPU: unset it to grade on this machine's GPUs, or grade on the CPU "
-                  "backend (--preset cpu)")
+  // A CUDA_VISIBLE_DEVICES that gives the run no GPU (Slurm's, for a task without one): no --gpus
+  // grades on no GPU, whose graders see none; a GPU named is refused.
+  for (const char* none : {"", "-1", "NoDevFiles"}) {
+    std::vector<std::string> said;
+    const auto gpus = assign_gpus({}, machine(kTwoGpus, std::string(none)), &said);
+    ASSERT_EQ(gpus.size(), 1u);
+    EXPECT_EQ(gpus[0].entry, "-1");  // what the graders get as their CUDA_VISIBLE_DEVICES: no GPU
+    EXPECT_EQ(gpus[0].label(), "no GPU");
+    EXPECT_EQ(said.at(0), "GPUs: CUDA_VISIBLE_DEVICES='" + std::string(none) +
+                              "' gives this run no GPU: the graders see none, and their GPU tests are not run");
+    EXPECT_EQ(error_of([&] { assign_gpus({"0"}, machine(kTwoGpus, std::string(none)), nullptr); }),
+              "--gpus 0: convlab runs with CUDA_VISIBLE_DEVICES='" + std::string(none) +
+                  "', which gives this run no GPU; unset it to grade on this machine's GPUs, or leave out --gpus to "
+                  "grade without a GPU (the GPU graders are then not run)")
         << none;
+  }
 }
 
 TEST(Gpus, MigInstances) {
