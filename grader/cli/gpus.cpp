@@ -270,7 +270,8 @@ GpuContext read_gpu_context(bool on_gpu, const std::vector<std::string>& entries
     c.smi_note = e.what();
     return c;
   }
-  const bool mig = std::any_of(entries.begin(), entries.end(), is_mig) || (c.visible && c.visible->find("MIG-") != std::string::npos);
+  const bool mig = std::any_of(entries.begin(), entries.end(), is_mig) ||
+                   (c.visible && c.visible->find("MIG-") != std::string::npos);
   if (mig) {
     const RunResult l = run_tool({"nvidia-smi", "-L"}, "", 60);
     if (l.ok()) c.migs = parse_nvidia_smi_migs(l.output);

@@ -720,7 +720,8 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
   const RunResult r = run_sandboxed(s);
   run.seconds = r.wall_s;
-  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + (gpu == GpuAssigned::kNoGpu ? std::string("no GPU") : "GPU " + gpu) + ": " + r.describe() + "\n" +
+  const std::string where = gpu == GpuAssigned::kNoGpu ? std::string("no GPU") : "GPU " + gpu;
+  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + where + ": " + r.describe() + "\n" +
             r.output + "\n");
   std::string running;  // the test in progress when the process ended
   if (starts_with(r.last_progress, "[ RUN      ] ")) running = trim(r.last_progress.substr(13));
@@ -1022,7 +1023,11 @@ int Grader::run() {
   if (opt_.jobs <= 0) opt_.jobs = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency()) / 2));
   log_->line("convlab grade: " + std::to_string(opt_.submissions.size()) + " submission(s), " +
              std::to_string(labs_.size()) + " lab(s), " + std::to_string(opt_.jobs) + " build slot(s), GPU(s) " +
-             [&] { std::string g; for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + (x == GpuAssigned::kNoGpu ? "none" : x); return g; }() +
+             [&] {
+               std::string g;
+               for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + (x == GpuAssigned::kNoGpu ? "none" : x);
+               return g;
+             }() +
              ", preset " + opt_.preset + (opt_.cuda_arch.empty() ? "" : ", CUDA architectures " + opt_.cuda_arch) +
              (opt_.calibration.empty() ? "" : ", calibration " + opt_.calibration));
   for (const auto& note : gpu_notes_) log_->line(note);

@@ -44,7 +44,8 @@ GpuContext machine(const std::string& smi_csv, std::optional<std::string> visibl
 std::string four_gpus() {
   std::string csv;
   for (int i = 0; i < 4; ++i)
-    csv += std::to_string(i) + ", GPU-" + std::string(8, static_cast<char>('0' + i)) + "-0000-0000-0000-000000000000, NVIDIA H200\n";
+    csv += std::to_string(i) + ", GPU-" + std::string(8, static_cast<char>('0' + i)) +
+           "-0000-0000-0000-000000000000, NVIDIA H200\n";
   return csv;
 }
 
@@ -171,7 +172,9 @@ TEST(Gpus, AGpuNvidiaSmiDoesNotListIsRefused) {
   EXPECT_EQ(by_uuid.at(0).label(), "GPU GPU-aaaa (nvidia-smi's 1, NVIDIA H100 80GB HBM3, " + kUuid1 + ")");
   EXPECT_EQ(assign_gpus({kUuid0}, c, nullptr).at(0).label(), "GPU " + kUuid0 + " (nvidia-smi's 0, NVIDIA H100 80GB HBM3)");
   const std::string e = error_of([&] { assign_gpus({"GPU-2222"}, c, nullptr); });
-  EXPECT_TRUE(has(e, "--gpus GPU-2222: this machine has 2 GPUs (0: " + kUuid0 + ", 1: " + kUuid1 + "); no GPU has that UUID")) << e;
+  EXPECT_TRUE(has(e, "--gpus GPU-2222: this machine has 2 GPUs (0: " + kUuid0 + ", 1: " + kUuid1 +
+                         "); no GPU has that UUID"))
+      << e;
   // One GPU by two names.
   EXPECT_TRUE(has(error_of([&] { assign_gpus({"0", "GPU-1111"}, c, nullptr); }),
                   "--gpus 0,GPU-1111: both are " + kUuid0 + " (NVIDIA H100 80GB HBM3)"));
@@ -297,7 +300,8 @@ TEST(Gpus, TheGradersSeeExactlyTheGpuTheyWereGiven) {
   EXPECT_TRUE(has(error_of([&] { refuse_shared_gpus({g, gpus[1]}); }), "--gpus 0,1: both are " + kUuid1));
   // A GPU nvidia-smi does not list; a probe that could not run (no cuda_devices) says nothing.
   g = gpus[0];
-  EXPECT_TRUE(has(confirm_gpu(g, probe_seeing({"GPU-99999999-0000-0000-0000-000000000000"}), c), "which nvidia-smi does not list"));
+  EXPECT_TRUE(has(confirm_gpu(g, probe_seeing({"GPU-99999999-0000-0000-0000-000000000000"}), c),
+                  "which nvidia-smi does not list"));
   g = gpus[0];
   EXPECT_EQ(confirm_gpu(g, {{"available", false}, {"summary", "cannot describe the GPU"}}, c), "");
   EXPECT_EQ(g.uuid, kUuid0);
@@ -305,7 +309,8 @@ TEST(Gpus, TheGradersSeeExactlyTheGpuTheyWereGiven) {
 
 // read_gpu_context() runs nvidia-smi from PATH: here a stub that prints two GPUs.
 TEST(Gpus, ReadsTheContextFromNvidiaSmiOnPath) {
-  const std::string dir = std::filesystem::temp_directory_path().string() + "/convlab-test-gpus-" + std::to_string(::getpid());
+  const std::string dir =
+      std::filesystem::temp_directory_path().string() + "/convlab-test-gpus-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   make_dirs(dir);
   write_file_atomic(dir + "/nvidia-smi", "#!/bin/sh\nprintf '" + kTwoGpus.substr(0, kTwoGpus.size() - 1) + "\\n'\n");
