@@ -4,6 +4,7 @@
 
 #include "doctor.hpp"
 #include "fence.hpp"
+#include "gpus.hpp"
 #include "hardware.hpp"
 #include "recheck.hpp"
 #include "reports.hpp"
@@ -174,7 +175,7 @@ private:
   std::string check_dependencies(const std::string& build, const std::vector<std::string>& sources, const std::string& slot);
   std::string check_symbols(const Lab& lab, const std::string& build, const std::string& exe, bool link_stage);
   // running
-  void run_worker(const std::string& gpu);
+  void run_worker(const GpuAssigned& gpu);
   LabResult run_lab(const Job& job, const BuiltLab& b, const std::string& gpu);
   RunSpec graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const;
   void add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const;
@@ -183,7 +184,7 @@ private:
                        const std::string& gpu, const Replay* replay = nullptr);
   std::string run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
                             const std::string& gpu, int ntests, std::string* note);
-  void finish(Job& job, StudentResult result);
+  void finish(Job& job, StudentResult result, const GpuAssigned* gpu = nullptr);
   // outputs
   int write_outputs();
   int compare_expectations();
@@ -193,6 +194,11 @@ private:
   GradeOptions opt_;
   std::vector<const Lab*> labs_;
   std::map<std::string, LabSpec> specs_;  // calibrated
+  GpuContext gpu_context_;                // nvidia-smi's GPUs, convlab's own CUDA_VISIBLE_DEVICES (gpus.hpp)
+  std::vector<GpuAssigned> gpus_;         // the GPUs of this run, checked; opt_.gpus holds their entries
+  std::vector<std::string> gpu_notes_;    // what the check of the GPUs has to say, for the log
+  json hardware_;                         // hardware.json, completed at the end with what each GPU graded
+  std::map<std::string, std::vector<std::string>> graded_on_;  // GPU entry -> students it graded in this run
   std::string work_, calibration_copy_, user_, settings_hash_;
   std::string record_key_;       // signs the judges' records for this run
   std::string runner_sandbox_;   // the script that starts a runner in bubblewrap ("" if unavailable)
@@ -276,10 +282,25 @@ void Grader::write_hardware() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "?");
   std::string text = "host " + std::string(host) + "\n";
-  for (const auto& gpu : opt_.gpus) {
-    const json h = probe_hardware(gpu);
-    gpus.push_back(h);
-    text += "GPU " + gpu + ": " + h.value("summary", std::string("?")) + "\n";
+  try {
+    for (auto& gpu : gpus_) {
+      json h = probe_hardware(gpu.entry);
+      // The graders of this GPU will run with its entry as their CUDA_VISIBLE_DEVICES, as the probe
+      // did: they must see exactly one GPU, and the records name the one they see (gpus.hpp).
+      if (gpu_context_.on_gpu && gpu.entry != GpuAssigned::kNoGpu) {
+        const std::string note = confirm_gpu(gpu, h, gpu_context_);
+        if (!note.empty()) log_->line("warning: " + note);
+      }
+      h["label"] = gpu.label();
+      if (gpu.index >= 0) h["nvidia_smi_index"] = gpu.index;
+      if (!gpu.uuid.empty()) h["uuid"] = gpu.uuid;
+      gpus.push_back(h);
+      text += gpu.label() + ": " + h.value("summary", std::string("?")) + "\n";
+    }
+    if (gpu_context_.on_gpu) refuse_shared_gpus(gpus_);  // two entries that turned out to be one GPU
+  } catch (const Error& e) {
+    log_->line(std::string("convlab: ") + e.what(), false);
+    throw;
   }
   json all = {{"date", utc_now()}, {"host", host}, {"gpus", gpus}, {"jobs", opt_.jobs}, {"preset", opt_.preset}, {"cuda_arch", opt_.cuda_arch},
               {"sandbox_user", user_.empty() ? "(none: graders run as the invoking user)" : user_},
@@ -287,6 +308,7 @@ void Grader::write_hardware() {
   // Is this toolchain fit to grade? The known miscompile cases, once per run (doctor.hpp).
   all["toolchain"] = doctor_in_child(project_.root, opt_.gpus.front(), opt_.cuda_arch, work_ + "/doctor");
   write_file_atomic(opt_.out + "/hardware.json", all.dump(2) + "\n");
+  hardware_ = all;
   log_->line("hardware: " + trim(text));
   log_->line("toolchain (convlab doctor): " + all["toolchain"].value("summary", std::string("?")) +
              (all["toolchain"].contains("workaround") ? "; " + all["toolchain"]["workaround"].get<std::string>() : ""));
@@ -698,7 +720,8 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
   const RunResult r = run_sandboxed(s);
   run.seconds = r.wall_s;
-  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on GPU " + gpu + ": " + r.describe() + "\n" +
+  const std::string where = gpu == GpuAssigned::kNoGpu ? std::string("no GPU") : "GPU " + gpu;
+  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + where + ": " + r.describe() + "\n" +
             r.output + "\n");
   std::string running;  // the test in progress when the process ended
   if (starts_with(r.last_progress, "[ RUN      ] ")) running = trim(r.last_progress.substr(13));
@@ -840,7 +863,7 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   return res;
 }
 
-void Grader::finish(Job& job, StudentResult result) {
+void Grader::finish(Job& job, StudentResult result, const GpuAssigned* gpu) {
   // Its own time: building and running, not the wait for a free GPU.
   result.seconds = 0;
   for (const auto& l : result.labs) result.seconds += l.build_s + l.run_s;
@@ -859,12 +882,13 @@ void Grader::finish(Job& job, StudentResult result) {
     if (!l.failure.empty() && result.failure.empty()) line += " — " + short_text(l.failure);
   }
   if (!result.failure.empty()) line += " — " + short_text(result.failure);
-  log_->line(line + "; " + fmt_seconds(result.seconds) + " in all");
+  log_->line(line + "; " + fmt_seconds(result.seconds) + " in all" + (gpu ? ", on " + gpu->short_label() : ""));
   std::lock_guard<std::mutex> l(mu_);
+  if (gpu) graded_on_[gpu->entry].push_back(result.student);
   results_[job.index] = std::move(result);
 }
 
-void Grader::run_worker(const std::string& gpu) {
+void Grader::run_worker(const GpuAssigned& gpu) {
   while (auto job = run_q_.pop()) {
     if (g_interrupted) continue;
     StudentResult result;
@@ -879,7 +903,7 @@ void Grader::run_worker(const std::string& gpu) {
         if (!b.failure.empty() || b.exe.empty()) {
           lab = score_lab(b.spec, {}, b.failure);
         } else {
-          lab = run_lab(*job, b, gpu);
+          lab = run_lab(*job, b, gpu.entry);
           // Did it write where it must not? The tree it was built from, and ours.
           std::vector<std::string> changed;
           std::lock_guard<std::mutex> l(integrity_mu_);
@@ -907,7 +931,7 @@ void Grader::run_worker(const std::string& gpu) {
       continue;
     }
     if (g_interrupted) continue;  // graded again on resume
-    finish(*job, std::move(result));
+    finish(*job, std::move(result), &gpu);
   }
 }
 
@@ -972,6 +996,20 @@ int Grader::run() {
     if (which("compute-sanitizer").empty()) throw Error("--sanitize needs compute-sanitizer on PATH");
   }
   if (!opt_.expect.empty() && !fs::exists(opt_.expect)) throw Error("--expect: no file " + opt_.expect);
+  {
+    // The GPUs, checked before anything is written or built: they exist, each is named once, and
+    // they were given to this run (gpus.hpp). The graders' backend says whether GPUs matter at all.
+    const auto presets = [&](const std::string& name) {
+      std::error_code ec;
+      return fs::exists(project_.root + "/" + name, ec) ? read_file(project_.root + "/" + name) : std::string();
+    };
+    const std::string backend = grading_backend(opt_.preset, opt_.cmake_args, presets("CMakePresets.json"),
+                                                presets("CMakeUserPresets.json"));
+    gpu_context_ = read_gpu_context(backend != "cpu", opt_.gpus);
+    gpus_ = assign_gpus(opt_.gpus, gpu_context_, &gpu_notes_);
+    opt_.gpus.clear();
+    for (const auto& g : gpus_) opt_.gpus.push_back(g.entry);
+  }
   opt_.out = fs::absolute(opt_.out).lexically_normal().string();
   work_ = fs::absolute(opt_.work.empty() ? opt_.out + "/work" : opt_.work).lexically_normal().string();
   for (const char* d : {"", "/feedback", "/results", "/state"}) make_dirs(opt_.out + d);
@@ -983,12 +1021,16 @@ int Grader::run() {
   }
   resolve_labs();
   if (opt_.jobs <= 0) opt_.jobs = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency()) / 2));
-  if (opt_.gpus.empty()) opt_.gpus = {"0"};
   log_->line("convlab grade: " + std::to_string(opt_.submissions.size()) + " submission(s), " +
              std::to_string(labs_.size()) + " lab(s), " + std::to_string(opt_.jobs) + " build slot(s), GPU(s) " +
-             [&] { std::string g; for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + x; return g; }() +
+             [&] {
+               std::string g;
+               for (const auto& x : opt_.gpus) g += (g.empty() ? "" : ",") + (x == GpuAssigned::kNoGpu ? "none" : x);
+               return g;
+             }() +
              ", preset " + opt_.preset + (opt_.cuda_arch.empty() ? "" : ", CUDA architectures " + opt_.cuda_arch) +
              (opt_.calibration.empty() ? "" : ", calibration " + opt_.calibration));
+  for (const auto& note : gpu_notes_) log_->line(note);
   choose_sandbox_user();
   choose_runner_sandbox();
   {
@@ -1087,7 +1129,7 @@ int Grader::run() {
   });
   std::vector<std::thread> builders, runners;
   for (int k = 0; k < opt_.jobs; ++k) builders.emplace_back([this, k] { build_worker(k); });
-  for (const auto& gpu : opt_.gpus) runners.emplace_back([this, gpu] { run_worker(gpu); });
+  for (const auto& gpu : gpus_) runners.emplace_back([this, gpu] { run_worker(gpu); });
   for (auto& t : builders) t.join();
   run_q_.close();
   for (auto& t : runners) t.join();
@@ -1095,6 +1137,10 @@ int Grader::run() {
   heartbeat.join();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  // The record of the machine says which submissions each GPU graded in this run.
+  for (std::size_t i = 0; i < gpus_.size() && i < hardware_["gpus"].size(); ++i)
+    hardware_["gpus"][i]["graded"] = graded_on_[gpus_[i].entry];
+  write_file_atomic(opt_.out + "/hardware.json", hardware_.dump(2) + "\n");
   if (fatal_) throw Error(fatal_message_);
   const int status = write_outputs();
   if (g_interrupted) {

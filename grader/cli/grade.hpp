@@ -19,7 +19,8 @@ struct GradeOptions {
   std::string cuda_arch;                    ///< CMAKE_CUDA_ARCHITECTURES ("" = the preset's choice)
   std::vector<std::string> cmake_args;      ///< more -D options for the configure step
   int jobs = 0;                             ///< parallel builds (0 = from the core count)
-  std::vector<std::string> gpus{"0"};       ///< GPUs to run on, one submission per GPU at a time
+  std::vector<std::string> gpus;            ///< GPUs to run on, one submission per GPU at a time (gpus.hpp;
+                                            ///< empty: CUDA_VISIBLE_DEVICES's first, else GPU 0)
   double test_timeout = 0;                  ///< cap on the spec's time limit per test (0 = the spec's)
   double compile_timeout = 0;               ///< cap on the spec's compile time limit (0 = the spec's)
   std::string calibration;                  ///< calibration file (convlab calibrate)

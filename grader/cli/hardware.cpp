@@ -1,6 +1,7 @@
 // The GPU a run used. See hardware.hpp.
 #include "hardware.hpp"
 
+#include "gpus.hpp"
 #include "sandbox.hpp"
 #include "util.hpp"
 
@@ -28,6 +29,12 @@ std::string cpu_model() {
 
 int hardware_main(bool as_json) {
   nlohmann::json j;
+  // The GPUs this process can see, by UUID, asked of the driver: convlab grade runs this in the
+  // graders' environment to check that they see exactly the GPU they were given (gpus.hpp).
+  std::string why_none;
+  j["cuda_devices"] = nlohmann::json::array();
+  for (const auto& d : cuda_devices(&why_none)) j["cuda_devices"].push_back({{"uuid", d.uuid}, {"name", d.name}});
+  if (j["cuda_devices"].empty()) j["cuda_devices_reason"] = why_none;
   if (kCpuBackend) {
     // The CPU backend has no GPU to describe: no device figures (they would all read 0).
     const std::string model = cpu_model();

@@ -14,6 +14,8 @@ int hardware_main(bool json);
 
 /// Describes GPU `gpu` (a CUDA_VISIBLE_DEVICES value), measured in a child
 /// process; `{"gpu": ..., "available": false, "reason": ...}` without one.
+/// `cuda_devices` lists, by UUID and name, the GPUs the child could see
+/// (with `cuda_devices_reason` when none).
 nlohmann::json probe_hardware(const std::string& gpu);
 
 }  // namespace convlab::cli

@@ -2,6 +2,7 @@
 // batch grading, calibration and release. `convlab --help` lists the commands.
 #include "admin.hpp"
 #include "doctor.hpp"
+#include "gpus.hpp"
 #include "grade.hpp"
 #include "hardware.hpp"
 #include "project.hpp"
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
   next_step->add_option("--build-dir", run_build)->required();
 
   GradeOptions go;
-  std::string gpus = "0", labs, sanitize;
+  std::string gpus, labs, sanitize;
   auto* grade = app.add_subcommand("grade", "grade submissions (folders, tarballs, git repositories) into --out DIR");
   // Not required by the parser: `--slurm --resume` takes them from its manifest (grade_main refuses none).
   grade->add_option("SUBMISSION", go.submissions, "submissions");
@@ -73,7 +74,9 @@ int main(int argc, char** argv) {
   grade->add_option("--cuda-arch", go.cuda_arch, "CMAKE_CUDA_ARCHITECTURES for the build (e.g. 90)");
   grade->add_option("-D", go.cmake_args, "more CMake cache settings, as -D NAME=VALUE");
   grade->add_option("--jobs,-j", go.jobs, "parallel builds (default: half the cores, at most 4)");
-  grade->add_option("--gpus", gpus, "GPUs to grade on, one submission per GPU at a time")->capture_default_str();
+  grade->add_option("--gpus", gpus,
+                    "GPUs to grade on, one submission per GPU at a time: indices as nvidia-smi numbers them, or UUIDs "
+                    "(default: 0, or the first GPU of CUDA_VISIBLE_DEVICES)");
   grade->add_option("--test-timeout", go.test_timeout, "cap on the spec's time limit per test, seconds");
   grade->add_option("--compile-timeout", go.compile_timeout, "cap on the spec's compile time limit, seconds");
   grade->add_option("--calibration", go.calibration, "speed thresholds from `convlab calibrate`")->check(CLI::ExistingFile);
@@ -154,10 +157,10 @@ int main(int argc, char** argv) {
       for (auto& a : go.cmake_args)
         if (!starts_with(a, "-D")) a = "-D" + a;
       go.labs = split(labs, ',');
-      go.gpus = split(gpus, ',');
       go.sanitize = split(sanitize, ',');
       if (slurm.enabled) return slurm_grade_main(project, go, slurm, *grade);
       refuse_slurm_options(*grade);
+      if (grade->get_option("--gpus")->count() > 0) go.gpus = parse_gpu_list(gpus);  // exit 2 on a bad entry
       return grade_main(project, go);
     }
     if (slurm_cmds.task->parsed()) return slurm_task_main(project, slurm_cmds.out, slurm_cmds.task_index);
