@@ -315,6 +315,29 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
            "the right edge were read as if inside. A column x + j is inside when 0 <= x + j < width — this image is "
            "taller (" + std::to_string(h) + ") than wide (" + std::to_string(w) +
            "): does the test on columns compare with the height?\n";
+  // A side that every output of the image lies next to (a one-row image's top and bottom, an image no
+  // wider than r's left and right) tells nothing: the sides named are those that set the wrong outputs
+  // apart, and where they do not, no side is named (a 37 x 1 image wrong at its right end is wrong
+  // on the right, not "at the top and bottom").
+  unsigned everywhere = 0;
+  if (p.two_d && h <= p.radius) everywhere |= kTop | kBottom;
+  if (w <= p.radius) everywhere |= kLeft | kRight;
+  if (everywhere) {
+    std::vector<unsigned> telling;
+    for (unsigned b : l.border) {
+      if (!(b & ~everywhere)) return "";
+      telling.push_back(b & ~everywhere);
+    }
+    const unsigned apart = explaining_sides(telling);
+    if (!apart) return "";
+    const std::string there = side_names(apart) + plural(apart, " edge", " edges");
+    if (read_outside)
+      return "hint: only outputs within r of the " + there + " are wrong, and they read outside the input there — "
+             "skip the taps outside the " + what + " (" + outside_test(apart, p.two_d) + "): they are ghost cells "
+             "and count as 0.\n";
+    return "hint: only outputs within r of the " + there + " are wrong — check the ghost cells there: inputs outside "
+           "the " + what + " (" + outside_test(apart, p.two_d) + ") count as 0.\n";
+  }
   if (read_outside)
     return "hint: only outputs within r of the " + where + " are wrong, and they read outside the input there — "
            "skip the taps outside the " + what + " (" + outside_test(sides, p.two_d) + "): they are ghost cells and "

@@ -169,6 +169,25 @@ TEST(Hints, OneRowImageIsTwoDimensional) {
   EXPECT_EQ(region_of(10, 0, Grid{37, 1, 1}), "interior");
 }
 
+TEST(Hints, SidesEveryOutputLiesNextToAreNotNamed) {
+  // A 37 x 1 image, r = 1, wrong at its right end only: every output is within r of the top and
+  // the bottom, so those say nothing; the right edge sets the wrong output apart.
+  Case2d k(37, 1, 1);
+  k.at(36, 0) += 1.0f;
+  const std::string h = k.hint();
+  EXPECT_NE(h.find("only outputs within r of the right edge are wrong"), std::string::npos) << h;
+  EXPECT_EQ(h.find("top"), std::string::npos) << h;
+  // Wrong one column further in as well: no side sets x = 35 apart, so no side is named.
+  k.at(35, 0) += 1.0f;
+  EXPECT_EQ(k.hint().find("edge"), std::string::npos) << k.hint();
+  // 5 x 3 with r = 4: every output is near the top and the bottom; a wrong left column is "left".
+  Case2d s(5, 3, 4);
+  for (int y = 0; y < 3; ++y) s.at(0, y) += 1.0f;
+  const std::string hs = s.hint();
+  EXPECT_NE(hs.find("only outputs within r of the left edge are wrong"), std::string::npos) << hs;
+  EXPECT_EQ(hs.find("top and bottom"), std::string::npos) << hs;
+}
+
 TEST(Hints, NamesTheTileEdge) {
   // Tiles of 16: the outputs next to the right edge of each tile are wrong (a halo off by one).
   Case2d k(64, 48, 2, 16);
