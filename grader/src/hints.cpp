@@ -295,7 +295,6 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
   }
   const unsigned sides = explaining_sides(l.border);
   if (!sides) return "";
-  const std::string where = side_names(sides) + plural(sides, " edge", " edges");
   // Rows below the image read because the row test compares with the width (or columns past
   // the right edge because the column test compares with the height): name the swap.
   // With r as large as the image its top and bottom explain the same outputs, and which side the
@@ -319,6 +318,7 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
   // wider than r's left and right) tells nothing: the sides named are those that set the wrong outputs
   // apart, and where they do not, no side is named (a 37 x 1 image wrong at its right end is wrong
   // on the right, not "at the top and bottom").
+  unsigned named = sides;
   unsigned everywhere = 0;
   if (p.two_d && h <= p.radius) everywhere |= kTop | kBottom;
   if (w <= p.radius) everywhere |= kLeft | kRight;
@@ -328,22 +328,16 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
       if (!(b & ~everywhere)) return "";
       telling.push_back(b & ~everywhere);
     }
-    const unsigned apart = explaining_sides(telling);
-    if (!apart) return "";
-    const std::string there = side_names(apart) + plural(apart, " edge", " edges");
-    if (read_outside)
-      return "hint: only outputs within r of the " + there + " are wrong, and they read outside the input there — "
-             "skip the taps outside the " + what + " (" + outside_test(apart, p.two_d) + "): they are ghost cells "
-             "and count as 0.\n";
-    return "hint: only outputs within r of the " + there + " are wrong — check the ghost cells there: inputs outside "
-           "the " + what + " (" + outside_test(apart, p.two_d) + ") count as 0.\n";
+    named = explaining_sides(telling);
+    if (!named) return "";
   }
+  const std::string there = side_names(named) + plural(named, " edge", " edges");
   if (read_outside)
-    return "hint: only outputs within r of the " + where + " are wrong, and they read outside the input there — "
-           "skip the taps outside the " + what + " (" + outside_test(sides, p.two_d) + "): they are ghost cells and "
+    return "hint: only outputs within r of the " + there + " are wrong, and they read outside the input there — "
+           "skip the taps outside the " + what + " (" + outside_test(named, p.two_d) + "): they are ghost cells and "
            "count as 0.\n";
-  return "hint: only outputs within r of the " + where + " are wrong — check the ghost cells there: inputs outside "
-         "the " + what + " (" + outside_test(sides, p.two_d) + ") count as 0.\n";
+  return "hint: only outputs within r of the " + there + " are wrong — check the ghost cells there: inputs outside "
+         "the " + what + " (" + outside_test(named, p.two_d) + ") count as 0.\n";
 }
 
 }  // namespace convlab
