@@ -115,7 +115,7 @@ const std::vector<AllowGroup>& base_allow_list() {
        "errors, launch configuration and device queries: what a launcher needs to choose its grid and its "
        "shared memory, and to report a launch that failed (CONVLAB_CHECK_LAUNCH)",
        {"cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaLaunchKernel",
-        "cudaLaunchCooperativeKernel", "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
+        "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig",
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
         "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaGetDevice", "cudaGetDeviceCount", "cudaDeviceGetAttribute",
         "cudaGetDeviceProperties", "cudaGetDeviceProperties_v2", "cudaDriverGetVersion", "cudaRuntimeGetVersion"}},
@@ -225,6 +225,9 @@ const std::vector<Reason>& refusal_reasons() {
       {"it changes which GPU runs or resets it, and the graders own the device and its memory",
        {"cudaDeviceReset", "cudaSetDevice", "cudaSetDeviceFlags", "cudaInitDevice", "cudaSetValidDevices",
         "cudaChooseDevice", "cudaThreadExit", "cudaDeviceEnablePeerAccess", "cudaDeviceDisablePeerAccess"}},
+      {"it launches a kernel around the runner's recorder of your launches (use <<<...>>> or cudaLaunchKernel): "
+       "the technique and timing graders would not see it",
+       {"cudaLaunchCooperativeKernel*", "cudaLaunchCooperativeKernelMultiDevice", "cudaLaunchDevice*"}},
       {"it captures or defers work, as CUDA graphs and host callbacks do, and your launches must run while your "
        "launcher runs, where the graders see them",
        {"cudaStreamBeginCapture*", "cudaStreamEndCapture", "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo*",

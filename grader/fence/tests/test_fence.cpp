@@ -484,7 +484,7 @@ TEST(FenceAllowList, EveryEntrySaysWhy) {
                               "open", "write", "read", "signal", "sigaction", "kill", "cudaDeviceSetLimit",
                               "cudaStreamSetAttribute", "cudaCtxResetPersistingL2Cache", "cudaDeviceReset",
                               "cuLaunchKernel", "cuptiActivityEnable", "nvmlInit_v2", "cudaMallocManaged",
-                              "cudaMallocAsync", "__real_cudaLaunchKernel"})
+                              "cudaMallocAsync", "__real_cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernelExC"})
     for (const auto& g : base_allow_list())
       for (const char* p : g.patterns) EXPECT_FALSE(matches(p, parse_name(refused))) << refused << " matches " << p;
 }
