@@ -106,16 +106,18 @@ PAGE_PROBE = r"""
     if (why) result.objects.push(obj.getAttribute('data') + ' ' + why);
   }
   // Markdown that Doxygen passed through as text: a literal ** in the body of a
-  // page (bold that starts with code or holds a formula is not recognised).
+  // page (bold that starts with code or holds a formula is not recognised), or a
+  // literal backtick (a code span Doxygen did not close, e.g. one holding a quote).
   result.raw_markdown = [];
   const reported = new Set();  // one report per element, however many text nodes hold **
   for (const block of document.querySelectorAll('.textblock')) {
     const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       if (node.parentElement.closest('pre, code, .fragment, script, .MathJax, .MathJax_Display')) continue;
-      if (!node.textContent.includes('**') || reported.has(node.parentElement)) continue;
+      const mark = node.textContent.includes('**') ? '**' : node.textContent.includes('`') ? '`' : '';
+      if (!mark || reported.has(node.parentElement)) continue;
       reported.add(node.parentElement);
-      const text = node.parentElement.textContent, i = text.indexOf('**');
+      const text = node.parentElement.textContent, i = text.indexOf(mark);
       result.raw_markdown.push(text.slice(Math.max(0, i - 30), i + 40).trim());
     }
   }
@@ -322,7 +324,8 @@ def check_page(browser, session, base, page, timeout):
     if r['unprocessed']:
         problems.append(f'{r["unprocessed"]} formula(s) not typeset by MathJax')
     for text in r['raw_markdown']:
-        problems.append(f'Markdown not rendered (literal **): "{text}"')
+        mark = '**' if '**' in text else '`'
+        problems.append(f'Markdown not rendered (literal {mark}): "{text}"')
     for src in r['images']:
         problems.append(f'broken image: {src}')
     for o in r['objects']:

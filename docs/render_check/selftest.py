@@ -37,6 +37,8 @@ EXPECTED = {
     'dead_link.html': ['dead link: nowhere.html does not exist',
                        'dead link: good.html#no-such-anchor (no such anchor)'],
     'raw_markdown.html': ['Markdown not rendered (literal **): "**gridDim.y is at most 65535.**'],
+    'raw_backtick.html': ['Markdown not rendered (literal `): "',
+                          "`ctest -R 'labNN.fence'shows the verdict"],
 }
 
 

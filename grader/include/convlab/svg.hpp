@@ -71,6 +71,9 @@ public:
   /// The SVG document.
   std::string str() const;
 
+  /// @cond
+  // The chart's parts (hidden from the docs: Doxygen would link a "Classes" summary of these
+  // private types to a section it never writes).
 private:
   struct Line {
     std::vector<std::pair<double, double>> points;
@@ -97,6 +100,7 @@ private:
   std::vector<std::pair<double, std::string>> columns_;
   std::vector<std::pair<std::string, SvgStyle>> legend_;
   std::vector<bool> legend_is_line_;
+  /// @endcond
 };
 
 }  // namespace convlab
