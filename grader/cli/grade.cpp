@@ -385,6 +385,10 @@ std::vector<std::string> Grader::configure_options() const {
   // The student's preset picks its backend by what the machine has; grading with it means the
   // GPU graders, always (grade with --preset cpu for the CPU backend's correctness graders).
   if (opt_.preset == "default") o.push_back("-DCONVLAB_BACKEND=cuda");
+  // A compiler launcher from the grader's environment (CMAKE_CXX_COMPILER_LAUNCHER=ccache) would
+  // serve objects and dependency lists compiled from other trees: the check of the files a
+  // compilation read would then name another submission's, or the course's, files.
+  for (const char* lang : {"C", "CXX", "CUDA"}) o.push_back(std::string("-DCMAKE_") + lang + "_COMPILER_LAUNCHER=");
   for (const auto& a : opt_.cmake_args) o.push_back(a);
   return o;
 }
