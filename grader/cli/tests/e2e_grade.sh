@@ -100,8 +100,10 @@ echo "$out"
 out=$("$convlab" --root "$root" check lab01 --build-dir "$o/work/slots/0/build" 2>&1)
 rc=$?
 echo "$out" | tail -8
-check "check builds and runs the graders (exit $rc: nothing failed, GPU tests skipped)" test $rc -eq 0
-check "check says why nothing ran" grep -q "no GPU here" <<<"$out"
+# Nothing could run (no GPU here): the check never ends green; it says why and what works instead.
+check "check builds, runs the graders and does not end green when none could run (exit $rc)" test $rc -eq 1
+check "check says why nothing ran" grep -q "the graders could not run: GPU test skipped" <<<"$out"
+check "check names the command that works here" grep -q "cmake --workflow --preset cpu" <<<"$out"
 out=$("$convlab" --root "$root" watch lab01 --cycles 1 --build-dir "$o/work/slots/0/build" 2>&1)
 check "watch runs a check (exit $?)" grep -q "points if graded now" <<<"$out"
 
