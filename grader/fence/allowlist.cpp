@@ -48,7 +48,10 @@ const std::vector<AllowGroup>& base_allow_list() {
         "__asan_register_globals", "__asan_unregister_globals", "__asan_handle_no_return", "__asan_stack_malloc_*",
         "__asan_stack_free_*", "__asan_option_detect_stack_use_after_return", "__asan_memcpy", "__asan_memset",
         "__asan_memmove", "__asan_poison_stack_memory", "__asan_unpoison_stack_memory", "__asan_alloca_poison",
-        "__asan_allocas_unpoison", "__asan_set_shadow_*", "__asan_shadow_memory_dynamic_address"}},
+        "__asan_allocas_unpoison", "__asan_set_shadow_*", "__asan_shadow_memory_dynamic_address",
+        // around a file's dynamic initialisation (cu2cpp registers a __constant__ array from one):
+        // the init-order check
+        "__asan_before_dynamic_init", "__asan_after_dynamic_init"}},
       {kCpu,
        "the CPU backend's counting of memory accesses: the kernels are compiled with GCC's ThreadSanitizer "
        "instrumentation, whose calls the CPU runtime answers (convlab_cpu/records.hpp)",
