@@ -61,15 +61,17 @@ o=$work/out
 # Exactly cli.e2e.grade_fixtures' options, so that the results must be the same.
 grading=(--labs lab01 --cuda-arch 90 --jobs 1 --test-timeout 60)
 # Two tasks, one at a time (the throttle is seen working, and task 1 is still pending or
-# running when task 0 is resumed); no GPU asked for (the GPU graders are not run here).
-slurm_opts=(--slurm --no-gpu --per-task 8 --tasks-at-once 1 --cpus-per-task 1 --time 30)
+# running when task 0 is resumed); no GPU asked for (the GPU graders are not run here). The
+# share is half the corpus, rounded up, however many fixtures it holds.
+per_task=$(( (${#subs[@]} + 1) / 2 ))
+slurm_opts=(--slurm --no-gpu --per-task "$per_task" --tasks-at-once 1 --cpus-per-task 1 --time 30)
 
 # --dry-run prints the shares and both scripts, and writes nothing.
 out=$("$convlab" --root "$root" grade "${subs[@]}" "${grading[@]}" --out "$o" "${slurm_opts[@]}" \
   --expect "$fixtures/expected-cpu.json" --dry-run 2>&1)
 check "dry run exits 0" test $? -eq 0
 echo "$out" | sed -n '1,8p'
-check "dry run: two tasks of 8 and 7" grep -q "in 2 array task(s)" <<<"$out"
+check "dry run: two tasks of $per_task and $(( ${#subs[@]} - per_task ))" grep -q "in 2 array task(s)" <<<"$out"
 check "dry run: the array, throttled" grep -q '^#SBATCH --array=0-1%1$' <<<"$out"
 check "dry run: no GPU asked for with --no-gpu" bash -c '! grep -q -- "--gres" <<<"$1"' _ "$out"
 check "dry run: the collector waits for the array" grep -q '^#SBATCH --dependency=afterany:' <<<"$out"
