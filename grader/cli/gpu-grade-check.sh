@@ -40,18 +40,9 @@ chmod 755 "$work"  # the graders may run as another user
 jobs=$(($(nproc) / 2)); [ $jobs -gt 8 ] && jobs=8
 if [ "${FIXTURES:-1}" = 1 ]; then  # FIXTURES=0: the exploit corpus only
 fixtures=$root/grader/cli/tests/fixtures
-mkdir -p "$work/subs"
-# The corpus: edits on the lab 01 files (tests/fixtures/fixtures.json), written out here.
-cmake -DROOT="$root" -DOUT="$work/subs" -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
-for k in 2 3 4 5; do cp -r "$work/subs/correct" "$work/subs/correct_run$k"; done
-tar -czf "$work/subs/correct_tarball.tar.gz" -C "$work/subs" correct
-cp -r "$work/subs/correct" "$work/subs/correct_git"
-git -C "$work/subs/correct_git" init -q && git -C "$work/subs/correct_git" add -A &&
-  git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
-mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"
-printf '#include "%s/reference/01-conv-basic/conv_basic.cu"\n' "$root" \
-  >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
-echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
+# The corpus (tests/corpus.sh), with 'correct' five times.
+. "$root/grader/cli/tests/corpus.sh"
+write_corpus "$work/subs" "$root" 5 || exit 1
 subs=("$work"/subs/*)
 
 t=$SECONDS

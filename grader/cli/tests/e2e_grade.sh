@@ -25,19 +25,10 @@ rm -rf "$work"
 mkdir -p "$work/subs"
 chmod 755 "$work"  # the graders may run as another user: it must reach its folders
 export PATH=/usr/local/cuda/bin:$PATH
-# The corpus: edits on the lab 01 files (fixtures/fixtures.json), written out here.
-"${CMAKE:-cmake}" -DROOT="$root" -DOUT="$work/subs" -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
-# The same correct submission as a tarball and as a git repository.
-tar -czf "$work/subs/correct_tarball.tar.gz" -C "$work/subs" correct
-cp -r "$work/subs/correct" "$work/subs/correct_git"
-git -C "$work/subs/correct_git" init -q
-git -C "$work/subs/correct_git" add -A
-git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
-# A submission that #includes the instructor's solution by its absolute path.
-mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"
-printf '// grading fixture: reads the solution from the instructor'"'"'s tree.\n#include "%s/reference/01-conv-basic/conv_basic.cu"\n' \
-  "$root" >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
-echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
+# The corpus: edits on the lab 01 files (fixtures/fixtures.json), the correct submission as a
+# tarball and as a git repository, one that #includes the solution, a corrupt tarball.
+. "$root/grader/cli/tests/corpus.sh"
+write_corpus "$work/subs" "$root" || exit 1
 
 # Bad input to the command itself: clear errors, exit 2, no crash.
 out=$("$convlab" --root "$root" grade "$work/subs/no_such_submission" --out "$work/bad" 2>&1)

@@ -117,16 +117,8 @@ tee -a "$summary" <"$work/cluster-start.log"
 note "cluster up in $((SECONDS - t)) s"
 
 # The corpus, as gpu-grade-check.sh writes it (without its four extra copies of 'correct').
-mkdir -p "$work/subs"
-cmake -DROOT="$root" -DOUT="$work/subs" -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
-tar -czf "$work/subs/correct_tarball.tar.gz" -C "$work/subs" correct
-cp -r "$work/subs/correct" "$work/subs/correct_git"
-git -C "$work/subs/correct_git" init -q && git -C "$work/subs/correct_git" add -A &&
-  git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
-mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"
-printf '#include "%s/reference/01-conv-basic/conv_basic.cu"\n' "$root" \
-  >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
-echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
+. "$root/grader/cli/tests/corpus.sh"
+write_corpus "$work/subs" "$root" || exit 1
 subs=("$work"/subs/*)
 
 o=$work/out

@@ -55,20 +55,11 @@ uuid0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0)
 uuid1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 1)
 mkdir -p "$work"
 
+. "$root/grader/cli/tests/corpus.sh"  # write_corpus
 corpus() {  # the fixture corpus as gpu-grade-check.sh grades it (the names of expected-gpu.json)
   [ -d "$work/subs/correct_git" ] && return
   rm -rf "$work/subs"
-  mkdir -p "$work/subs"
-  cmake -DROOT="$root" -DOUT="$work/subs" -P "$root/grader/cli/tests/make_fixtures.cmake" >>"$OUT/build.log" 2>&1
-  for k in 2 3 4 5; do cp -r "$work/subs/correct" "$work/subs/correct_run$k"; done
-  tar -czf "$work/subs/correct_tarball.tar.gz" -C "$work/subs" correct
-  cp -r "$work/subs/correct" "$work/subs/correct_git"
-  git -C "$work/subs/correct_git" init -q && git -C "$work/subs/correct_git" add -A &&
-    git -C "$work/subs/correct_git" -c user.name=t -c user.email=t@t commit -qm submission
-  mkdir -p "$work/subs/steal_reference/starter_code/01-conv-basic"
-  printf '#include "%s/reference/01-conv-basic/conv_basic.cu"\n' "$root" \
-    >"$work/subs/steal_reference/starter_code/01-conv-basic/conv_basic.cu"
-  echo "not a tarball" >"$work/subs/corrupt_tarball.tar.gz"
+  write_corpus "$work/subs" "$root" 5 >>"$OUT/build.log" 2>&1
 }
 # The line of grade.log for each submission ends with the GPU it ran on: "..., on GPU 1".
 ran_on() { sed -n "s/.*\] $1: .*, on GPU \([^ ]*\)\$/\1/p" "$2"; }

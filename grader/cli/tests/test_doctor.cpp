@@ -2,6 +2,7 @@
 // described and fake case programs (the real ones need a GPU; grader/toolchain/gpu-compiler-check.sh
 // runs them on one).
 #include "doctor.hpp"
+#include "test_files.hpp"
 #include "util.hpp"
 
 #include <gtest/gtest.h>
@@ -14,18 +15,8 @@
 namespace convlab::cli {
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const std::string d = std::filesystem::temp_directory_path().string() + "/convlab-test-" + name + "-" +
-                        std::to_string(::getpid());
-  std::filesystem::remove_all(d);
-  make_dirs(d);
-  return d;
-}
-
-void write_executable(const std::string& path, const std::string& text) {
-  write_file_atomic(path, text);
-  ::chmod(path.c_str(), 0755);
-}
+using testing_files::temp_dir;
+using testing_files::write_executable;
 
 const char* kWrong =
     "device: NVIDIA H100 80GB HBM3 (sm_90), driver API 13000, runtime 13000\n"

@@ -4,6 +4,7 @@
 #include "reports.hpp"
 #include "sandbox.hpp"
 #include "scoring.hpp"
+#include "test_files.hpp"
 #include "util.hpp"
 
 #include <convlab/spec.hpp>
@@ -19,6 +20,9 @@
 
 namespace convlab::cli {
 namespace {
+
+using testing_files::temp_dir;
+using testing_files::write_executable;
 
 const char* kSpec = R"({
   "lab": "lab07", "slug": "07-demo", "title": "Demo",
@@ -355,19 +359,6 @@ TEST(RecheckSpeed, TheCreditedBuildIsTheOneTimed) {
 }
 
 // ---- through a process: a fake judge that writes records as the real one does ----------------
-
-std::string temp_dir(const std::string& name) {
-  const std::string d = std::filesystem::temp_directory_path().string() + "/convlab-test-" + name + "-" +
-                        std::to_string(::getpid());
-  std::filesystem::remove_all(d);
-  make_dirs(d);
-  return d;
-}
-
-void write_executable(const std::string& path, const std::string& text) {
-  write_file_atomic(path, text);
-  ::chmod(path.c_str(), 0755);
-}
 
 // The fake judge reads its "kernels" from the runner file: right, wrong (test y fails: a halo off by
 // one), or crash. A run without the failing run's seed (CONVLAB_SEED=4242) fails every test.

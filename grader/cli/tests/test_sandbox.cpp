@@ -1,5 +1,6 @@
 // The sandbox: limits hold, the process tree is killed, output is capped.
 #include "sandbox.hpp"
+#include "test_files.hpp"
 #include "util.hpp"
 
 #include <gtest/gtest.h>
@@ -14,20 +15,14 @@
 namespace convlab::cli {
 namespace {
 
+using testing_files::temp_dir;
+
 RunSpec shell(const std::string& script) {
   RunSpec s;
   s.argv = {"/bin/sh", "-c", script};
   s.env = {"PATH=/usr/bin:/bin"};
   s.limits.timeout_s = 30;
   return s;
-}
-
-std::string temp_dir(const std::string& name) {
-  const std::string d = std::filesystem::temp_directory_path().string() + "/convlab-test-" + name + "-" +
-                        std::to_string(::getpid());
-  std::filesystem::remove_all(d);
-  make_dirs(d);
-  return d;
 }
 
 TEST(Sandbox, ReportsExitStatusAndOutput) {
