@@ -78,7 +78,14 @@ std::string stop(bool kill_it) {
       r = ::waitpid(g_conn.pid, &st, 0);
     } while (r < 0 && errno == EINTR);
     if (r == g_conn.pid) {
-      if (WIFEXITED(st)) how = "exited with status " + std::to_string(WEXITSTATUS(st));
+      const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      // Under a prefix (the grading sandbox, bubblewrap) the runner is the prefix's child, and
+      // the prefix exits with 128 + N when the runner was ended by signal N (a crash under
+      // `convlab grade` showed as "exited with status 139").
+      if (!g_options.prefix.empty() && code > 128 && code <= 128 + 64)
+        how = "was ended by " + signal_name(code - 128) + " (exit status " + std::to_string(code) + " from " +
+              g_options.prefix.front().substr(g_options.prefix.front().rfind('/') + 1) + ", which ran it)";
+      else if (WIFEXITED(st)) how = "exited with status " + std::to_string(code);
       else if (WIFSIGNALED(st)) how = "was ended by " + signal_name(WTERMSIG(st));
     }
   }

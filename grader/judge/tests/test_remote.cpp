@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 void convlab_remote_entries(convlab::remote::Entries&) {}  // the fake runner's entries are not the judge's
 
@@ -14,9 +18,10 @@ namespace {
 
 using namespace convlab;
 
-void use_fake(double timeout_s = 5) {
+void use_fake(double timeout_s = 5, const std::string& prefix = "") {
   remote::RunnerOptions o;
   o.path = FAKE_RUNNER;
+  if (!prefix.empty()) o.prefix = {prefix};
   o.timeout_s = timeout_s;
   o.window_bytes = 1 << 20;
   remote::configure(o);
@@ -43,6 +48,26 @@ TEST(Remote, AProperRunnerAnswers) {
 TEST(Remote, ACrashIsNamed) {
   use_fake();
   EXPECT_NE(failure_of("crash").find("was ended by signal 11 (SIGSEGV"), std::string::npos) << failure_of("crash");
+}
+
+// The grading sandbox (bubblewrap) runs the runner as its child and exits with 128 + N when the
+// runner dies of signal N: the judge names the signal, not "exited with status 139".
+TEST(Remote, ACrashUnderASandboxIsNamed) {
+  const std::string prefix =
+      (std::filesystem::temp_directory_path() / ("convlab-test-prefix-" + std::to_string(::getpid()) + ".sh")).string();
+  {
+    std::ofstream f(prefix);
+    f << "#!/bin/sh\n# like bwrap: the runner is a child, its death by signal N becomes exit 128 + N\n\"$@\"\nexit $?\n";
+  }
+  std::filesystem::permissions(prefix, std::filesystem::perms::owner_all);
+  use_fake(5, prefix);
+  const std::string why = failure_of("crash");
+  use_fake(5, prefix);
+  const std::string exit0 = failure_of("exit0");  // an ordinary exit status is still one
+  std::remove(prefix.c_str());
+  EXPECT_NE(why.find("was ended by signal 11 (SIGSEGV"), std::string::npos) << why;
+  EXPECT_NE(why.find("exit status 139 from convlab-test-prefix-"), std::string::npos) << why;
+  EXPECT_NE(exit0.find("exited with status 0 while running exit0"), std::string::npos) << exit0;
 }
 
 TEST(Remote, AHangIsStoppedAtTheTimeLimit) {

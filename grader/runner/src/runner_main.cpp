@@ -200,6 +200,14 @@ private:
   static void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess) throw CudaFailure{e, what};
   }
+  // The judge's memory operations are complete before the next request runs. In the judge they
+  // were stream-ordered (a poison cudaMemsetAsync on its stream, then the student's call on that
+  // stream); here they run on the legacy default stream, which does not wait for (and is not
+  // waited for by) the judge's non-blocking streams, and a pageable cudaMemcpy to the device may
+  // return before its DMA lands. Without this a launcher that zeroes its output on the given
+  // stream raced the judge's NaN poison (lab 06's implicit GEMM with split taps, on an H100:
+  // every output NaN, now and then).
+  static void settle(const char* what) { check(cudaDeviceSynchronize(), what); }
 
   std::string handle(Op op, wire::Reader& r) {
     wire::Writer w;
@@ -242,6 +250,7 @@ private:
         const std::uint64_t a = r.u64(), bytes = window_bytes(r.u64());
         r.finish();
         check(cudaMemcpy(device_range(a, bytes), window_, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+        settle("cudaMemcpy to the device");
         break;
       }
       case Op::to_host: {
@@ -255,6 +264,7 @@ private:
         r.finish();
         check(cudaMemcpy(device_range(dst, bytes), device_range(src, bytes), bytes, cudaMemcpyDeviceToDevice),
               "cudaMemcpy on the device");
+        settle("cudaMemcpy on the device");
         break;
       }
       case Op::memset: {
@@ -263,6 +273,7 @@ private:
         const std::uint64_t bytes = r.u64();
         r.finish();
         check(cudaMemset(device_range(a, bytes), static_cast<int>(value & 0xFF), bytes), "cudaMemset");
+        settle("cudaMemset");
         break;
       }
       case Op::stream_create: {
@@ -436,10 +447,12 @@ private:
           check(cudaMemcpy(device_range(op.dst, op.bytes), device_range(op.src, op.bytes), op.bytes,
                            cudaMemcpyDeviceToDevice),
                 "a copy of a timed program");
+          settle("a copy of a timed program");
           break;
         case wire::ProgramOp::Kind::memset:
           check(cudaMemset(device_range(op.dst, op.bytes), static_cast<int>(op.value & 0xFF), op.bytes),
                 "a memset of a timed program");
+          settle("a memset of a timed program");
           break;
       }
     }
