@@ -40,7 +40,7 @@ TestOutcome outcome(const std::string& name, bool passed, std::uint64_t base_see
   t.recorded = true;
   t.passed = passed;
   t.base_seed = base_seed;
-  if (!passed) t.message = "254 of 255 outputs are wrong";
+  if (!passed) t.message = "254 of 255 outputs are wrong.";  // with the period, as the graders print it
   return t;
 }
 
@@ -238,6 +238,9 @@ TEST(RecheckScoring, FullGivesThePointsWithoutAFlag) {
   EXPECT_NE(r.graders[0].reason.find("1 of 2 tests failed"), std::string::npos);  // what failed stays visible
   EXPECT_NE(r.graders[0].reason.find("-Xptxas -O1"), std::string::npos);
   EXPECT_NE(r.graders[0].reason.find("compiler-bug policy 'full'"), std::string::npos);
+  // The sentence reads on: "... outputs are wrong; it passes ...", not "wrong.; it passes".
+  EXPECT_NE(r.graders[0].reason.find("outputs are wrong; it passes every test"), std::string::npos)
+      << r.graders[0].reason;
 }
 
 TEST(RecheckScoring, ReviewGivesThePointsFlagged) {
