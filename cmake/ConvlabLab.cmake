@@ -22,7 +22,9 @@
 #                          selftest.mutant.<lab>.<name> passes only if a grader
 #                          fails with the expected message ('expect'; on the CPU
 #                          backend 'expect_cpu' if given, with AddressSanitizer
-#                          'expect_asan' if given). A mutant may name the backends
+#                          'expect_asan' if given; with AddressSanitizer only the
+#                          mutants that have one, unless CONVLAB_ASAN_ALL_MUTANTS).
+#                          A mutant may name the backends
 #                          that catch it for certain ("backends": ["cpu"]); speed
 #                          mutants are left out on the CPU backend.
 # convlab_cuda_sources(<target> [UNCOUNTED] <files.cu>...)
@@ -332,6 +334,10 @@ function(convlab_add_lab)
         endif()
         if(CONVLAB_SANITIZE STREQUAL "address")
           list(APPEND m_more_keys expect_asan)
+          string(JSON m_asan ERROR_VARIABLE m_no_asan GET "${mutants}" mutants ${i} expect_asan)
+          if(m_no_asan AND NOT CONVLAB_ASAN_ALL_MUTANTS)
+            continue()  # caught as in the plain CPU build: not planted again (CONVLAB_ASAN_ALL_MUTANTS)
+          endif()
         endif()
         foreach(key IN LISTS m_more_keys)
           string(JSON m_more ERROR_VARIABLE m_missing GET "${mutants}" mutants ${i} ${key})

@@ -4,6 +4,8 @@
 #include "sandbox.hpp"
 #include "util.hpp"
 
+#include <convlab/runner_words.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -95,9 +97,13 @@ std::string resolve_policy(const std::string& command_line, const LabSpec& spec)
 bool wants_recheck(const GraderSpec& g, const GraderRun& run) {
   if (g.kind != "correctness" || !run.not_run.empty()) return false;
   // A runner that could not even start (a sandbox or set-up fault: every test says so) is not a
-  // kernel that computes wrong results: building it again with less optimisation tells nothing.
-  return std::any_of(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) {
-    return t.recorded && !t.skipped && !t.passed && t.message.find("while running its start-up") == std::string::npos;
+  // kernel that computes wrong results, nor is a runner that died of a signal (its host code
+  // crashed; a device fault is a CUDA error, not a signal): building it again with less device
+  // optimisation tells nothing, and each look costs a build and a run of the grader.
+  const std::string start_up = std::string("while running ") + runner_words::kStartUp;
+  return std::any_of(run.tests.begin(), run.tests.end(), [&](const TestOutcome& t) {
+    return t.recorded && !t.skipped && !t.passed && t.message.find(start_up) == std::string::npos &&
+           t.message.find(runner_words::kEndedBySignal) == std::string::npos;
   });
 }
 

@@ -148,6 +148,13 @@ TEST(Recheck, OnlyRecordedCorrectnessFailuresAreLookedAtAgain) {
   unstarted.tests.back().passed = false;
   unstarted.tests.back().recorded = true;
   EXPECT_TRUE(wants_recheck(correctness, unstarted));  // one wrong output is enough
+  // A runner whose host code crashed (a signal, here under the sandbox) is no compiler's doing:
+  // the crash fixture took 52 s on the H100, rebuilt and rerun twice for nothing.
+  GraderRun signalled = failing_run();
+  signalled.tests.back().message =
+      "the launcher failed: the runner (the process that runs your kernels) was ended by signal 11 (SIGSEGV: "
+      "Segmentation fault) (exit status 139 from runner-sandbox.sh, which ran it) while running conv2d_naive";
+  EXPECT_FALSE(wants_recheck(correctness, signalled));
 }
 
 TEST(Recheck, ACompilerBugPassesAtTheFirstLoweredLevelOnTheSameSeed) {

@@ -4,6 +4,7 @@
 
 #include "convlab/check.hpp"
 #include "convlab/remote_contract.hpp"
+#include "convlab/runner_words.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -275,7 +276,7 @@ void start() {
     throw RunnerError("cannot run " + argv.front() + ": " + std::strerror(exec_errno));
   }
   // Hello: the same protocol, the entries the judge's proxies will call.
-  const Reply r = request(Op::hello, "", "its start-up");
+  const Reply r = request(Op::hello, "", runner_words::kStartUp);
   try {
     wire::Reader rd(r.payload);
     const std::uint32_t version = rd.u32();
