@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "a lab's benchmark: your kernels, the baseline, the GPU's limits");
   bench->add_option("LAB", lab, "the lab")->required();
   bench->add_option("--plot", plot, "also draw the run's roofline chart into this SVG file");
+  bool traffic = false;
+  bench->add_flag("--traffic", traffic,
+                  "instead, each kernel's loads per output (global, shared) and DRAM bytes, read from Nsight Compute");
   student_opts(bench);
   int cycles = 0;
   auto* watch = app.add_subcommand("watch", "check a lab again whenever one of its files changes");
@@ -148,7 +151,7 @@ int main(int argc, char** argv) {
     if (doctor->parsed()) return doctor_main(project, doc);
     if (status->parsed()) return status_main(project, sb);
     if (check->parsed()) return check_main(project, sb, lab, only);
-    if (bench->parsed()) return bench_main(project, sb, lab, plot);
+    if (bench->parsed()) return bench_main(project, sb, lab, plot, traffic);
     if (watch->parsed()) return watch_main(project, sb, lab, cycles, only);
     if (run_start->parsed()) return run_start_main(project, run_build);
     if (run_end->parsed()) return run_end_main(project, run_build);

@@ -6,6 +6,7 @@
 #include "recheck.hpp"
 #include "sandbox.hpp"
 #include "scoring.hpp"
+#include "traffic.hpp"
 #include "util.hpp"
 
 #include <convlab/gate.hpp>
@@ -234,7 +235,72 @@ int check_main(const Project& p, const StudentBuild& sb, const std::string& name
   return failures.empty() && not_run == 0 && ran && (r.ok() || r.exit_code == 1) ? 0 : 1;
 }
 
-int bench_main(const Project& p, const StudentBuild& sb, const std::string& name, const std::string& plot) {
+namespace {
+
+// `convlab bench LAB --traffic`: the benchmark once under Nsight Compute (traffic.hpp).
+int traffic_main(const Lab& lab, const BuildInfo& b) {
+  const std::string ncu = find_ncu();
+  const std::string cpu_way = "The CPU backend counts every load of your kernels exactly: cmake --workflow --preset cpu, "
+                              "then convlab check " + lab.spec.lab + " (the technique graders print the counts).";
+  if (ncu.empty()) {
+    std::cout << "\nMemory traffic needs Nsight Compute (ncu), which is not on the PATH, in /usr/local/cuda/bin or in "
+                 "/opt/nvidia/nsight-compute/.\n" << cpu_way << "\n";
+    return 1;
+  }
+  const std::string dir = b.dir + "/results/bench";
+  make_dirs(dir);
+  const std::string report = dir + "/" + lab.spec.lab + ".traffic";
+  std::string metrics;
+  for (const std::string& m : kTrafficMetrics) metrics += (metrics.empty() ? "" : ",") + m;
+  RunSpec s;
+  s.argv = {ncu, "--profile-from-start", "off", "--target-processes", "all", "--metrics", metrics, "-f", "-o", report,
+            b.dir + "/" + lab.dir + "/" + lab.spec.lab + "_bench", "--quick", "--traffic"};
+  s.cwd = b.dir;
+  s.limits.open_files = 0;
+  const RunResult r = long_step("profiling " + lab.spec.lab + "'s kernels with Nsight Compute", s);
+  const auto cannot = [&](const std::string& why) {
+    std::cout << "\nNo memory traffic: " << why << ".\n" << cpu_way << "\n";
+    return 1;
+  };
+  if (r.exit_code == 77 || r.output.find("skipped:") != std::string::npos)
+    return cannot("no usable GPU at run time (" + trim(head_lines(r.output, 1)) + ")");
+  if (!r.ok()) {
+    const std::string why = ncu_failure(r.output);
+    std::cout << head_lines(r.output, 20);
+    return cannot(why.empty() ? "ncu " + r.describe() : why);
+  }
+  const std::vector<TrafficCall> calls = parse_traffic_calls(r.output);
+  if (calls.empty())
+    return cannot(lab.spec.lab + "'s benchmark marks no traffic calls (only the 1D and 2D convolution benchmarks, "
+                                 "labs 01-04, do so far)");
+  RunSpec imp;
+  imp.argv = {ncu, "-i", report + ".ncu-rep", "--csv", "--page", "raw"};
+  imp.cwd = b.dir;
+  const RunResult csv = long_step("reading the profile", imp);
+  if (!csv.ok()) {
+    const std::string why = ncu_failure(csv.output);
+    return cannot(why.empty() ? "ncu -i " + csv.describe() + ": " + trim(head_lines(csv.output, 3)) : why);
+  }
+  std::vector<CallTraffic> traffic;
+  try {
+    traffic = attribute(calls, parse_ncu_csv(csv.output));
+  } catch (const Error& e) {
+    const std::string why = ncu_failure(csv.output);
+    return cannot(why.empty() ? e.what() : why);
+  }
+  std::cout << "\n" << lab.spec.lab << ": memory traffic per output (Nsight Compute, " << calls.size()
+            << " profiled calls, the benchmark's small problems)\n\n"
+            << traffic_table(traffic);
+  write_file_atomic(dir + "/" + lab.spec.lab + ".traffic.json", traffic_json(traffic) + "\n");
+  std::cout << "every number: " << dir << "/" << lab.spec.lab << ".traffic.json; the profile: " << report
+            << ".ncu-rep (ncu-ui opens it)\n";
+  return 0;
+}
+
+}  // namespace
+
+int bench_main(const Project& p, const StudentBuild& sb, const std::string& name, const std::string& plot,
+               bool traffic) {
   const Lab& lab = p.find(name);
   BuildInfo b = resolve(p, sb);
   const auto needs_gpu = [&] {
@@ -249,6 +315,7 @@ int bench_main(const Project& p, const StudentBuild& sb, const std::string& name
     if (b.cpu()) return needs_gpu();
   }
   if (!build(p, b, lab.spec.lab + "_bench")) return 1;
+  if (traffic) return traffic_main(lab, b);
   const std::string json = b.dir + "/results/bench/" + lab.spec.lab + ".json";
   make_dirs(b.dir + "/results/bench");
   RunSpec s;

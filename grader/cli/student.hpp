@@ -24,7 +24,9 @@ int status_main(const Project& p, const StudentBuild& b);
 int check_main(const Project& p, const StudentBuild& b, const std::string& lab, const std::string& only = "");
 /// `convlab bench LAB [--plot FILE.svg]`: the lab's benchmark table, and its roofline chart.
 /// On the CPU backend it says that benchmarks need a GPU (exit 1). Else the benchmark's status.
-int bench_main(const Project& p, const StudentBuild& b, const std::string& lab, const std::string& plot = "");
+/// `traffic`: instead, each kernel's memory traffic per output from Nsight Compute (traffic.hpp).
+int bench_main(const Project& p, const StudentBuild& b, const std::string& lab, const std::string& plot = "",
+               bool traffic = false);
 /// `convlab watch LAB`: check, then check again whenever a file of the lab changes
 /// (`cycles` > 0 stops after that many checks).
 int watch_main(const Project& p, const StudentBuild& b, const std::string& lab, int cycles,

@@ -19,10 +19,11 @@ int run_benchmark(int argc, char** argv, const std::string& program, const std::
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") options.quick = true;
+    else if (a == "--traffic") options.traffic = true;
     else if (a == "--markdown" && i + 1 < argc) options.markdown_path = argv[++i];
     else if (a == "--json" && i + 1 < argc) options.json_path = argv[++i];
     else {
-      std::cerr << "usage: " << program << " [--quick] [--markdown FILE] [--json FILE]\n";
+      std::cerr << "usage: " << program << " [--quick] [--traffic] [--markdown FILE] [--json FILE]\n";
       return 2;
     }
   }

@@ -15,11 +15,37 @@
 #include "convlab/cudnn_conv.hpp"
 #endif
 
+#include <cuda_profiler_api.h>
+
 #include <cstdlib>
 #include <iostream>
 
 namespace convlab {
+
+void launch_traffic_marker(int call, cudaStream_t stream);  // traffic_marker.cu
+
 namespace {
+
+bool g_traffic = false;  // --traffic: each kernel once more in a profiling range (BenchOptions::traffic)
+
+// One traffic call: announced on stdout, then run alone inside a profiling range, opened by the
+// marker kernel. The line is what `convlab bench --traffic` divides the counts by.
+void traffic_call(const std::string& kernel, const std::string& size, int radius, std::size_t outputs,
+                  const std::function<void(cudaStream_t)>& call) {
+  static int n = 0;
+  ++n;
+  std::cout << "bench: traffic call " << n << ": " << kernel << " | " << size << " | r=" << radius << " | "
+            << outputs << " outputs" << std::endl;
+  cudaStream_t s = nullptr;
+  CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  CONVLAB_CUDA_CHECK(cudaProfilerStart());
+  launch_traffic_marker(n, s);
+  call(s);
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());  // every stream: a launch elsewhere counts too
+  CONVLAB_CUDA_CHECK(cudaProfilerStop());
+  CONVLAB_CUDA_CHECK(cudaStreamDestroy(s));
+}
 
 // Checks `d_out` against the golden model; exits on a wrong result (a benchmark of a wrong kernel is meaningless).
 void verify(const DeviceBuffer<float>& d_out, const Golden& g, const Grid& grid, const std::string& what) {
@@ -72,6 +98,12 @@ std::vector<BenchRow> time_against_baseline(const Problem& p, const std::vector<
                               round.baseline_ms.median));
     }
     rows.push_back(row_of(p, k.name, round.candidate_ms, round.baseline_ms.median));
+  }
+  if (g_traffic) {  // the baseline, then each kernel, once each (outputs checked above)
+    traffic_call("baseline: naive, filter in global memory (grader)", p.size, p.radius, count,
+                 [&](cudaStream_t s) { launch(baseline, d_base.get(), s); });
+    for (const auto& k : kernels)
+      traffic_call(k.name, p.size, p.radius, count, [&](cudaStream_t s) { launch(k.fn, d_out.get(), s); });
   }
   return rows;
 }
@@ -132,6 +164,7 @@ int bench_main(int argc, char** argv, const std::string& program, const std::str
   // The frame (options, GPU check, ceilings, output files) is the one every lab's benchmark uses.
   return run_benchmark(argc, argv, program, title,
                        [&](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
+                         g_traffic = options.traffic;
                          body(report, options.quick);
                        });
 }

@@ -14,9 +14,14 @@
 
 namespace convlab {
 
-/// What a benchmark's command line asked for: `[--quick] [--markdown FILE] [--json FILE]`.
+/// What a benchmark's command line asked for: `[--quick] [--traffic] [--markdown FILE] [--json FILE]`.
 struct BenchOptions {
   bool quick = false;         ///< small problems: a smoke test (ctest runs it)
+  /// After timing each problem, run every kernel (and the baseline) once more inside a profiling
+  /// range (cudaProfilerStart/Stop), each call announced on stdout ("bench: traffic call N: ...")
+  /// and opened by a marker kernel: `convlab bench LAB --traffic` runs the benchmark so under
+  /// Nsight Compute (`--profile-from-start off`) and reads each call's memory traffic.
+  bool traffic = false;
   std::string markdown_path;  ///< also write the table as Markdown here
   std::string json_path;      ///< also write every number as JSON here
 };

@@ -49,7 +49,8 @@ void bench_conv1d(BenchReport& report, const std::vector<BenchConv1d>& kernels, 
 void bench_conv2d(BenchReport& report, const std::vector<BenchConv2d>& kernels, int width, int height, int r,
                   int pairs, bool baseline_row = false);
 
-/// The `main` of a lab benchmark: `program [--quick] [--markdown FILE] [--json FILE]`.
+/// The `main` of a lab benchmark: `program [--quick] [--traffic] [--markdown FILE] [--json FILE]`
+/// (--traffic: BenchOptions::traffic; the 1D and 2D problems mark their traffic calls).
 /// Exits 77 (skipped) without a GPU, 2 on a bad argument, 1 on an error or a
 /// wrong result; otherwise measures the copy bandwidth and the FP32 peak, runs
 /// `body(report, quick)`, prints the table and writes the files asked for.
