@@ -304,7 +304,7 @@ function(convlab_add_lab)
 
     # --- planted bugs: each must be caught with a message that locates it -------
     set(mutants_file "${reference_dir}/mutants/mutants.json")
-    if(EXISTS "${mutants_file}")
+    if(EXISTS "${mutants_file}" AND CONVLAB_PLANTED_BUGS)
       set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${mutants_file}")
       file(READ "${mutants_file}" mutants)
       string(JSON count LENGTH "${mutants}" mutants)

@@ -4,6 +4,8 @@
 
 #include "util.hpp"
 
+#include <convlab/exec_busy.hpp>
+
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -164,7 +166,7 @@ int supervise_main(int argc, char** argv) {
         child_fail("dropping privileges");
       }
     }
-    ::execvp(argv[i], argv + i);
+    convlab::exec_retrying_busy([&] { ::execvp(argv[i], argv + i); });
     const std::string what = std::string("cannot run ") + argv[i];
     child_fail(what.c_str());
   }

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
@@ -33,6 +36,29 @@ TEST(Sandbox, ReportsExitStatusAndOutput) {
   EXPECT_NE(r.output.find("oops"), std::string::npos);
   EXPECT_EQ(r.describe(), "exited with status 3");
   EXPECT_TRUE(run_sandboxed(shell("true")).ok());
+}
+
+// A program still open for writing somewhere (a copy another thread of convlab grade had just
+// written, held by a child it forked) cannot be run for a moment: ETXTBSY. The sandbox waits that
+// out instead of failing the submission ("cannot run ...: Text file busy", scored 0).
+TEST(Sandbox, RunsAProgramOnceItsWriterLetsGo) {
+  const std::string dir = temp_dir("busy");
+  const std::string prog = dir + "/true";
+  std::filesystem::copy_file("/bin/true", prog);
+  std::filesystem::permissions(prog, std::filesystem::perms::owner_all);
+  const int fd = ::open(prog.c_str(), O_WRONLY | O_CLOEXEC);  // as a writer that has not closed it yet
+  ASSERT_GE(fd, 0);
+  std::thread writer([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::close(fd);
+  });
+  RunSpec s;
+  s.argv = {prog};
+  s.limits.timeout_s = 30;
+  const RunResult r = run_sandboxed(s);
+  writer.join();
+  EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Sandbox, KillsAtTheTimeLimit) {

@@ -3,6 +3,7 @@
 #include "convlab/remote.hpp"
 
 #include "convlab/check.hpp"
+#include "convlab/exec_busy.hpp"
 #include "convlab/remote_contract.hpp"
 #include "convlab/runner_words.hpp"
 
@@ -253,7 +254,7 @@ void start() {
       if (fd != report[1]) ::close(fd);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the runner never outlives its judge
     if (::getppid() != parent) ::_exit(126);
-    ::execve(cargv[0], cargv.data(), cenv.data());
+    exec_retrying_busy([&] { ::execve(cargv[0], cargv.data(), cenv.data()); });  // a runner copied a moment ago
     const int err = errno;
     (void)!::write(report[1], &err, sizeof err);
     ::_exit(127);
