@@ -49,7 +49,7 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return out;
 }
 
-// A number as ncu prints it ("1,234,567", "12.5", "n/a"): nullopt-like NaN when it is none.
+// A number as ncu prints it ("1,234,567", "12.5"); false for anything else ("n/a", "").
 bool parse_number(std::string s, double* v) {
   s.erase(std::remove(s.begin(), s.end(), ','), s.end());
   s = trim(s);
@@ -90,7 +90,6 @@ std::vector<TrafficCall> parse_traffic_calls(const std::string& text) {
     const std::size_t colon = line.find(": ", tag.size());
     if (colon == std::string::npos) throw Error("a malformed benchmark line: " + line);
     TrafficCall c;
-    c.id = std::atoi(line.substr(tag.size(), colon - tag.size()).c_str());
     const std::vector<std::string> parts = split(line.substr(colon + 2), '|');
     if (parts.size() != 4 || !starts_with(trim(parts[2]), "r=")) throw Error("a malformed benchmark line: " + line);
     c.kernel = trim(parts[0]);

@@ -16,7 +16,6 @@ namespace convlab::cli {
 
 /// One profiled call of a benchmark, as it announced it.
 struct TrafficCall {
-  int id = 0;
   std::string kernel, size;
   int radius = 0;
   double outputs = 0;
@@ -48,9 +47,9 @@ std::vector<ProfiledKernel> parse_ncu_csv(const std::string& csv);
 /// Each call with the launches after its marker (launches before the first marker are dropped).
 /// Throws Error when the markers and the calls do not pair up one to one.
 std::vector<CallTraffic> attribute(const std::vector<TrafficCall>& calls, const std::vector<ProfiledKernel>& kernels);
-/// The table: per call, launches, global and shared load instructions per output (each warp
-/// instruction counted for its 32 lanes), global load sectors and DRAM bytes per output, and the
-/// naive design's loads per output (2 per tap: input and filter) for comparison.
+/// The table: per call, its taps per output (the naive design's input loads per output),
+/// launches, global and shared load instructions per output (each warp instruction counted for
+/// its 32 lanes), global load sectors and DRAM bytes read per output.
 std::string traffic_table(const std::vector<CallTraffic>& calls);
 /// The same as JSON (every number), for tools.
 std::string traffic_json(const std::vector<CallTraffic>& calls);

@@ -7,13 +7,11 @@
 
 namespace convlab {
 namespace {
-__global__ void convlab_traffic_marker(int* sink, int call) {
-  if (sink && threadIdx.x == 0) *sink = call;  // never taken: the kernel must only exist and run
-}
+__global__ void convlab_traffic_marker() {}  // it must only run: ncu lists it by name
 }  // namespace
 
-void launch_traffic_marker(int call, cudaStream_t stream) {
-  convlab_traffic_marker<<<1, 32, 0, stream>>>(nullptr, call);
+void launch_traffic_marker(cudaStream_t stream) {
+  convlab_traffic_marker<<<1, 32, 0, stream>>>();
   CONVLAB_CHECK_LAUNCH();
 }
 
