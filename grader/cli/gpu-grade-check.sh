@@ -13,7 +13,9 @@
 #
 #   grader/cli/gpu-grade-check.sh   (SANITIZE=0 skips the memcheck run; FIXTURES=0 the fixture corpus; CORRECT_RUNS=1 grades
 #                                    'correct' once, not five times (the corpus graded in about 6 minutes); CALIBRATE=1 also runs
-#                                    convlab calibrate and keeps calibration.json)
+#                                    convlab calibrate and keeps calibration.json; EXPLOITS=0 skips the exploit corpus;
+#                                    TIMING_LABS="01 02 03 04 05 06" grades the reference of those labs as one
+#                                    submission and prints each lab's build and run time: the cost per submission)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -66,6 +68,7 @@ tar -czf "$OUT/grade-out.tgz" -C "$work" --exclude=out/work out
 fi
 
 # The exploit corpus: one submission per way of cheating, each must earn nothing on its target.
+if [ "${EXPLOITS:-1}" = 1 ]; then
 mkdir -p "$work/exploits"
 cmake -DROOT="$root" -DOUT="$work/exploits" -DSPEC=exploits -P "$root/grader/cli/tests/make_fixtures.cmake" || exit 1
 exploits=("$work"/exploits/*)
@@ -78,6 +81,28 @@ sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/exploits-console.lo
 grep -E "runner sandbox:" "$OUT/exploits-console.log" | head -1 >>"$summary"
 [ $erc -eq 0 ] || rc=1
 tar -czf "$OUT/exploits-out.tgz" -C "$work" --exclude=out-exploits/work out-exploits
+fi
+
+# The cost of grading one submission per lab: the reference's kernels submitted as a student's
+# (starter_code/NN-*/ = reference/NN-*/), graded with the same slots and limits as the corpus.
+if [ -n "${TIMING_LABS:-}" ]; then
+  ref=$work/timing/reference_all
+  labs=""
+  for n in $TIMING_LABS; do
+    src=$(ls -d "$root"/reference/$n-* 2>/dev/null | head -1)
+    [ -n "$src" ] || { note "timing: no reference/$n-*"; exit 1; }
+    mkdir -p "$ref/starter_code/$(basename "$src")"
+    find "$src" -maxdepth 1 -type f -exec cp {} "$ref/starter_code/$(basename "$src")/" \;
+    labs="$labs${labs:+,}lab$n"
+  done
+  t=$SECONDS
+  "$convlab" grade "$ref" --labs "$labs" --out "$work/out-timing" --jobs $jobs 2>&1 | tee "$OUT/timing-console.log"
+  trc=${PIPESTATUS[0]}
+  note "timing: rc=$trc, $((SECONDS - t)) s wall for labs $labs, $jobs build slots; the gradebook:"
+  cat "$work/out-timing/gradebook.csv" >>"$summary"
+  grep -E "build slot .* ready|\[1/1\]" "$OUT/timing-console.log" | sed 's/  lab/\n  lab/g' >>"$summary"
+  [ $trc -eq 0 ] || rc=1
+fi
 
 if [ "${SANITIZE:-1}" = 1 ]; then
   echo '{ "correct": { "lab01": 100 } }' >"$work/expect-sanitize.json"

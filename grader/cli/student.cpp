@@ -271,10 +271,12 @@ int traffic_main(const Lab& lab, const BuildInfo& b) {
   }
   const std::vector<TrafficCall> calls = parse_traffic_calls(r.output);
   if (calls.empty())
-    return cannot(lab.spec.lab + "'s benchmark marks no traffic calls (only the 1D and 2D convolution benchmarks, "
-                                 "labs 01-04, do so far)");
+    return cannot(lab.spec.lab + "'s benchmark marks no traffic calls (the benchmarks of labs 01 to 05 do; "
+                                 "lab 06's layers do not)");
   RunSpec imp;
-  imp.argv = {ncu, "-i", report + ".ncu-rep", "--csv", "--page", "raw"};
+  // Base units: ncu otherwise scales each figure for reading ("16.78 Mbyte"); parse_ncu_csv also
+  // reads the units row, so a version that ignores the option is still read right.
+  imp.argv = {ncu, "-i", report + ".ncu-rep", "--csv", "--page", "raw", "--print-units", "base"};
   imp.cwd = b.dir;
   const RunResult csv = long_step("reading the profile", imp);
   if (!csv.ok()) {

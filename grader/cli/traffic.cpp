@@ -61,15 +61,27 @@ bool parse_number(std::string s, double* v) {
   return true;
 }
 
+// The factor that turns a value in ncu's `unit` into the metric's base unit: ncu scales its
+// figures for reading ("16.78 Mbyte", "1.31 Minst") unless told --print-units base, and a table
+// read without its units row is off by that factor (a DRAM read of 16 MB shown as 16.78 bytes).
+// ncu's prefixes are decimal (K = 1000); an unknown unit counts as 1.
+double unit_factor(const std::string& unit) {
+  const std::string u = trim(unit);
+  static const std::vector<std::pair<std::string, double>> prefixes = {{"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}};
+  static const std::vector<std::string> bases = {"byte", "sector", "inst", "request", "warp"};
+  for (const auto& [prefix, factor] : prefixes)
+    for (const std::string& base : bases)
+      if (u == prefix + base) return factor;
+  if (u == "KB") return 1e3;
+  if (u == "MB") return 1e6;
+  if (u == "GB") return 1e9;
+  return 1;
+}
+
 std::string fmt(double v, const char* f = "%.3g") {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
   return b;
-}
-
-int taps_of(const TrafficCall& c) {
-  const int w = 2 * c.radius + 1;
-  return c.size.find('x') != std::string::npos ? w * w : w;
 }
 
 // A metric per output, or "-" where it was not collected.
@@ -86,16 +98,20 @@ std::vector<TrafficCall> parse_traffic_calls(const std::string& text) {
   const std::string tag = "bench: traffic call ";
   for (const std::string& line : split(text, '\n')) {
     if (!starts_with(line, tag)) continue;
-    // "bench: traffic call 3: conv1d_tiled_loop (student) | 4194305 | r=2 | 4194305 outputs"
+    // "bench: traffic call 3: conv1d_tiled_loop (student) | 4194305 | r=2 | taps=5 | 4194305 outputs"
     const std::size_t colon = line.find(": ", tag.size());
     if (colon == std::string::npos) throw Error("a malformed benchmark line: " + line);
     TrafficCall c;
     const std::vector<std::string> parts = split(line.substr(colon + 2), '|');
-    if (parts.size() != 4 || !starts_with(trim(parts[2]), "r=")) throw Error("a malformed benchmark line: " + line);
+    double radius = 0, taps = 0;
+    if (parts.size() != 5 || !starts_with(trim(parts[2]), "r=") || !starts_with(trim(parts[3]), "taps=") ||
+        !parse_number(trim(parts[2]).substr(2), &radius) || !parse_number(trim(parts[3]).substr(5), &taps) || taps < 1)
+      throw Error("a malformed benchmark line: " + line);
     c.kernel = trim(parts[0]);
     c.size = trim(parts[1]);
-    c.radius = std::atoi(trim(parts[2]).substr(2).c_str());
-    if (!parse_number(split(trim(parts[3]), ' ').front(), &c.outputs) || c.outputs <= 0)
+    c.radius = static_cast<int>(radius);
+    c.taps = static_cast<int>(taps);
+    if (!parse_number(split(trim(parts[4]), ' ').front(), &c.outputs) || c.outputs <= 0)
       throw Error("a malformed benchmark line (outputs): " + line);
     calls.push_back(c);
   }
@@ -104,7 +120,7 @@ std::vector<TrafficCall> parse_traffic_calls(const std::string& text) {
 
 std::vector<ProfiledKernel> parse_ncu_csv(const std::string& csv) {
   std::vector<ProfiledKernel> out;
-  std::vector<std::string> header;
+  std::vector<std::string> header, units;  // units: the row right after the header
   int name_col = -1;
   for (const std::string& line : split(csv, '\n')) {
     if (line.empty() || starts_with(line, "==")) continue;  // ==PROF== and ==WARNING== lines
@@ -118,14 +134,18 @@ std::vector<ProfiledKernel> parse_ncu_csv(const std::string& csv) {
       continue;
     }
     double id = 0;
-    if (f.size() != header.size() || !parse_number(f[0], &id)) continue;  // the units row, a stray line
+    if (f.size() == header.size() && units.empty() && trim(f[0]).empty()) {
+      units = f;
+      continue;
+    }
+    if (f.size() != header.size() || !parse_number(f[0], &id)) continue;  // a stray line
     ProfiledKernel k;
     k.name = f[name_col];
     for (std::size_t i = 0; i < header.size(); ++i) {
       double v = 0;
       if (std::find(kTrafficMetrics.begin(), kTrafficMetrics.end(), header[i]) != kTrafficMetrics.end() &&
           parse_number(f[i], &v))
-        k.metrics[header[i]] = v;
+        k.metrics[header[i]] = v * (i < units.size() ? unit_factor(units[i]) : 1.0);
     }
     out.push_back(std::move(k));
   }
@@ -168,7 +188,7 @@ std::string traffic_table(const std::vector<CallTraffic>& calls) {
   t << "| kernel | size | r | taps | launches | global loads / output | shared loads / output | "
        "global sectors / output | DRAM bytes / output |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const CallTraffic& c : calls) {
-    t << "| " << c.call.kernel << " | " << c.call.size << " | " << c.call.radius << " | " << taps_of(c.call) << " | "
+    t << "| " << c.call.kernel << " | " << c.call.size << " | " << c.call.radius << " | " << c.call.taps << " | "
       << c.kernels.size() << " | " << per_output(c, kTrafficMetrics[0], 32) << " | "
       << per_output(c, kTrafficMetrics[1], 32) << " | " << per_output(c, kTrafficMetrics[2], 1) << " | "
       << per_output(c, kTrafficMetrics[3], 1) << " |\n";
@@ -185,8 +205,9 @@ std::string traffic_table(const std::vector<CallTraffic>& calls) {
 std::string traffic_json(const std::vector<CallTraffic>& calls) {
   nlohmann::json j = nlohmann::json::array();
   for (const CallTraffic& c : calls) {
-    nlohmann::json e = {{"kernel", c.call.kernel}, {"size", c.call.size},       {"radius", c.call.radius},
-                        {"outputs", c.call.outputs}, {"launches", c.kernels}, {"metrics", c.sums}};
+    nlohmann::json e = {{"kernel", c.call.kernel},   {"size", c.call.size},    {"radius", c.call.radius},
+                        {"taps", c.call.taps},       {"outputs", c.call.outputs}, {"launches", c.kernels},
+                        {"metrics", c.sums}};
     j.push_back(e);
   }
   return j.dump(1);

@@ -2,7 +2,7 @@
 // Nsight Compute (issue 13, item 2: the chapter's "global loads per output" measured). The lab's
 // benchmark runs once under ncu with --traffic (BenchOptions::traffic): after timing a problem it
 // runs the baseline and each kernel once more in a profiling range, announces each call on stdout
-// ("bench: traffic call N: KERNEL | SIZE | r=R | OUTPUTS outputs") and opens it with a marker
+// ("bench: traffic call N: KERNEL | SIZE | r=R | taps=T | OUTPUTS outputs") and opens it with a marker
 // kernel, so that the kernels ncu lists can be told apart by call, however many a launcher starts.
 // Without ncu, or where the GPU's counters may not be read, it says so and names the CPU backend,
 // which counts every load exactly (README: "What it measures").
@@ -18,7 +18,8 @@ namespace convlab::cli {
 struct TrafficCall {
   std::string kernel, size;
   int radius = 0;
-  double outputs = 0;
+  int taps = 1;        ///< the taps of one output: what a naive kernel loads from global memory per output
+  double outputs = 0;  ///< outputs the call computed (cell updates, for a stencil of several steps)
 };
 
 /// One kernel launch in ncu's raw CSV page: its name and the metrics collected.
@@ -42,6 +43,7 @@ extern const char kMarkerKernel[];
 std::vector<TrafficCall> parse_traffic_calls(const std::string& bench_stdout);
 /// ncu's `--csv --page raw` output: a header row (ID, ..., Kernel Name, ..., metrics), a units
 /// row, then a row per launch. Lines before the header (ncu's own ==PROF== lines) are skipped.
+/// Values are turned into base units by the units row ("Mbyte": x 10^6).
 /// Throws Error when no such table is there.
 std::vector<ProfiledKernel> parse_ncu_csv(const std::string& csv);
 /// Each call with the launches after its marker (launches before the first marker are dropped).

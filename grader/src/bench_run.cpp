@@ -13,13 +13,19 @@
 
 namespace convlab {
 
+namespace {
+bool g_traffic = false;  // this run's BenchOptions::traffic
+}  // namespace
+
+bool bench_traffic_requested() { return g_traffic; }
+
 int run_benchmark(int argc, char** argv, const std::string& program, const std::string& title,
                   const std::function<void(BenchReport&, const BenchOptions&, const BenchCeilings&)>& fill) {
   BenchOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") options.quick = true;
-    else if (a == "--traffic") options.traffic = true;
+    else if (a == "--traffic") options.traffic = g_traffic = true;
     else if (a == "--markdown" && i + 1 < argc) options.markdown_path = argv[++i];
     else if (a == "--json" && i + 1 < argc) options.json_path = argv[++i];
     else {

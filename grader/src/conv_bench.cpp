@@ -24,19 +24,15 @@ namespace convlab {
 
 void launch_traffic_marker(cudaStream_t stream);  // traffic_marker.cu
 
-namespace {
+const char kBenchBaselineRow[] = "baseline: naive, filter in global memory (grader)";
 
-const char kBaselineRow[] = "baseline: naive, filter in global memory (grader)";
-bool g_traffic = false;  // --traffic: each kernel once more in a profiling range (BenchOptions::traffic)
-
-// One traffic call: announced on stdout, then run alone inside a profiling range, opened by the
-// marker kernel. The line is what `convlab bench --traffic` divides the counts by.
-void traffic_call(const std::string& kernel, const std::string& size, int radius, std::size_t outputs,
-                  const std::function<void(cudaStream_t)>& call) {
+void bench_traffic_call(const std::string& kernel, const std::string& size, int radius, int taps, double outputs,
+                        const Launch& call) {
+  if (!bench_traffic_requested()) return;
   static int n = 0;
   ++n;
-  std::cout << "bench: traffic call " << n << ": " << kernel << " | " << size << " | r=" << radius << " | "
-            << outputs << " outputs" << std::endl;
+  std::cout << "bench: traffic call " << n << ": " << kernel << " | " << size << " | r=" << radius << " | taps=" << taps
+            << " | " << static_cast<long long>(outputs) << " outputs" << std::endl;
   cudaStream_t s = nullptr;
   CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -47,6 +43,8 @@ void traffic_call(const std::string& kernel, const std::string& size, int radius
   CONVLAB_CUDA_CHECK(cudaProfilerStop());
   CONVLAB_CUDA_CHECK(cudaStreamDestroy(s));
 }
+
+namespace {
 
 // Checks `d_out` against the golden model; exits on a wrong result (a benchmark of a wrong kernel is meaningless).
 void verify(const DeviceBuffer<float>& d_out, const Golden& g, const Grid& grid, const std::string& what) {
@@ -64,6 +62,7 @@ struct Problem {
   int radius;
   double ideal_bytes;  // each input read once, each output written once, the filter once
   double flops;        // 2 per tap per output
+  int taps;            // per output
 };
 
 BenchRow row_of(const Problem& p, const std::string& name, const Stats& ms, double baseline_ms) {
@@ -95,17 +94,17 @@ std::vector<BenchRow> time_against_baseline(const Problem& p, const std::vector<
     if (rows.empty()) {
       verify(d_base, g, grid, "the baseline");
       if (baseline_row)
-        rows.push_back(row_of(p, kBaselineRow, round.baseline_ms,
+        rows.push_back(row_of(p, kBenchBaselineRow, round.baseline_ms,
                               round.baseline_ms.median));
     }
     rows.push_back(row_of(p, k.name, round.candidate_ms, round.baseline_ms.median));
   }
-  if (g_traffic) {  // the baseline, then each kernel, once each (outputs checked above)
-    traffic_call(kBaselineRow, p.size, p.radius, count,
-                 [&](cudaStream_t s) { launch(baseline, d_base.get(), s); });
-    for (const auto& k : kernels)
-      traffic_call(k.name, p.size, p.radius, count, [&](cudaStream_t s) { launch(k.fn, d_out.get(), s); });
-  }
+  // With --traffic: the baseline, then each kernel, once each (outputs checked above).
+  bench_traffic_call(kBenchBaselineRow, p.size, p.radius, p.taps, double(count),
+                     [&](cudaStream_t s) { launch(baseline, d_base.get(), s); });
+  for (const auto& k : kernels)
+    bench_traffic_call(k.name, p.size, p.radius, p.taps, double(count),
+                       [&](cudaStream_t s) { launch(k.fn, d_out.get(), s); });
   return rows;
 }
 
@@ -115,7 +114,7 @@ void bench_conv1d(BenchReport& report, const std::vector<BenchConv1d>& kernels, 
                   bool baseline_row) {
   const auto h_in = random_floats(n, 1), h_f = random_floats(2 * r + 1, 2);
   DeviceBuffer<float> d_in(h_in), d_f(h_f);
-  const Problem p{std::to_string(n), r, 2.0 * n * sizeof(float) + (2 * r + 1) * sizeof(float), 2.0 * n * (2 * r + 1)};
+  const Problem p{std::to_string(n), r, 2.0 * n * sizeof(float) + (2 * r + 1) * sizeof(float), 2.0 * n * (2 * r + 1), 2 * r + 1};
   const auto launch = [&](const Conv1dFn& fn, float* out, cudaStream_t s) {
     fn(Conv1dArgs{d_in.get(), d_f.get(), h_f.data(), out, n, r, s});
   };
@@ -132,7 +131,7 @@ void bench_conv2d(BenchReport& report, const std::vector<BenchConv2d>& kernels, 
   const auto h_in = random_floats(count, 3), h_f = random_floats(std::size_t(fw) * fw, 4);
   DeviceBuffer<float> d_in(h_in), d_f(h_f);
   const Problem p{std::to_string(w) + "x" + std::to_string(h), r,
-                  2.0 * count * sizeof(float) + double(fw) * fw * sizeof(float), 2.0 * count * fw * fw};
+                  2.0 * count * sizeof(float) + double(fw) * fw * sizeof(float), 2.0 * count * fw * fw, fw * fw};
   const auto launch = [&](const Conv2dFn& fn, float* out, cudaStream_t s) {
     fn(Conv2dArgs{d_in.get(), d_f.get(), h_f.data(), out, w, h, r, s});
   };
@@ -165,7 +164,6 @@ int bench_main(int argc, char** argv, const std::string& program, const std::str
   // The frame (options, GPU check, ceilings, output files) is the one every lab's benchmark uses.
   return run_benchmark(argc, argv, program, title,
                        [&](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
-                         g_traffic = options.traffic;
                          body(report, options.quick);
                        });
 }

@@ -9,7 +9,7 @@
 //   separable 8192 x 8192, r = 2, 4, 8    conv2d_separable (>= 80% of copy BW at r = 8, counting
 //                                         both passes: 4 x 8192^2 x 4 bytes), and conv2d_fast with
 //                                         the same outer-product filter
-//   lab04_bench [--quick] [--markdown FILE] [--json FILE]
+//   lab04_bench [--quick] [--traffic] [--markdown FILE] [--json FILE]
 // CONVLAB_BENCH_PARTS=2d,1d,separable (default: all three) runs only those parts.
 // --quick: small problems, no targets (a smoke test, run by ctest). Exit 77 (skipped)
 // without a GPU; exit 1 if a kernel's output is wrong. Unmet targets are reported, not fatal.
@@ -27,6 +27,7 @@
 #include <convlab/cudnn_conv.hpp>
 #endif
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -62,6 +63,17 @@ public:
     row.baseline_ms = round.baseline_ms.median;
     if (cudnn) row.cudnn_ms = measure_round(*cudnn, kernel, pairs_).baseline_ms.median;
     if (targets_) set_target(row, t);
+    // With --traffic (convlab bench lab04 --traffic): the problem's baseline once, then the kernel,
+    // each once more in a profiling range. Taps per output from the row's count of multiply-adds
+    // (two passes of 2r + 1 for the separable kernel); the baseline applies the full filter.
+    const double outputs = double(d_out.size());
+    const int fw = 2 * grid.radius + 1, baseline_taps = grid.height > 1 ? fw * fw : fw;
+    const std::string problem = row.size + " r=" + std::to_string(grid.radius);
+    if (problem != traffic_problem_)
+      bench_traffic_call(kBenchBaselineRow, row.size, grid.radius, baseline_taps, outputs, baseline);
+    traffic_problem_ = problem;
+    bench_traffic_call(row.kernel, row.size, grid.radius, int(std::lround(row.flops / (2 * outputs))), outputs,
+                       kernel);
     report_.add(row);
   }
 
@@ -94,6 +106,7 @@ private:
   int pairs_;
   bool targets_;
   BenchCeilings ceilings_;
+  std::string traffic_problem_;  // the problem whose baseline was last profiled (--traffic)
 };
 
 // A 2D problem on the device with its golden model, the naive baseline and, with cuDNN, its

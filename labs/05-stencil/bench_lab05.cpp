@@ -7,7 +7,7 @@
 //   3D 512^3, one sweep        stencil3d_register and stencil3d_steps: >= 90 % of copy BW
 //   2D 16384^2, one sweep      heat2d_steps (1 step): >= 90 % of copy BW
 //   2D 8192^2, 8 steps         heat2d_temporal: >= 1.5x the cells*steps/s of heat2d_steps
-//   lab05_bench [--quick] [--markdown FILE] [--json FILE]
+//   lab05_bench [--quick] [--traffic] [--markdown FILE] [--json FILE]
 // --quick: small problems, no targets (a smoke test, run by ctest). Exit 77 (skipped) without a
 // GPU; exit 1 if a kernel's output is wrong. Unmet targets are reported, not fatal.
 #include "lab05.hpp"
@@ -149,6 +149,13 @@ public:
       const bool met = other_rate > 0 && rate >= other_ratio * other_rate;
       r.target_met = r.target_met.value_or(true) && met;
     }
+    // With --traffic (convlab bench lab05 --traffic): the problem's baseline once, then the kernel,
+    // each once more in a profiling range; every cell update is an output, of 7 (3D) or 5 (2D) taps.
+    const int taps = p.three_d ? 7 : 5;
+    if (p.size() != traffic_problem_)
+      bench_traffic_call("baseline: naive stencil (grader)", p.size(), 1, taps, cells, p.baseline);
+    traffic_problem_ = p.size();  // the size names the problem: grid, steps, boundary
+    bench_traffic_call(impl(kernel), p.size(), 1, taps, cells, launch);
     report_.add(r);
     return rate;
   }
@@ -158,6 +165,7 @@ private:
   int pairs_;
   bool targets_;
   BenchCeilings ceilings_;
+  std::string traffic_problem_;  // the problem whose baseline was last profiled (--traffic)
 };
 
 float* one(Problem& p, cudaStream_t st,

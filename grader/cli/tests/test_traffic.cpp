@@ -12,9 +12,9 @@ using namespace convlab::cli;
 const char kBench[] =
     "bench: ceilings measured: copy bandwidth 3000 GB/s\n"
     "==PROF== Profiling \"convlab_traffic_marker\": 0%....100% - 4 passes\n"
-    "bench: traffic call 1: baseline: naive, filter in global memory (grader) | 4194305 | r=2 | 4194305 outputs\n"
-    "bench: traffic call 2: conv1d_tiled_loop (student) | 4194305 | r=2 | 4194305 outputs\n"
-    "bench: traffic call 3: conv2d_separable (student) | 1031x1029 | r=1 | 1060899 outputs\n";
+    "bench: traffic call 1: baseline: naive, filter in global memory (grader) | 4194305 | r=2 | taps=5 | 4194305 outputs\n"
+    "bench: traffic call 2: conv1d_tiled_loop (student) | 4194305 | r=2 | taps=5 | 4194305 outputs\n"
+    "bench: traffic call 3: conv2d_separable (student) | 1031x1029 | r=1 | taps=6 | 1060899 outputs\n";
 
 // ncu --csv --page raw: a header row, a units row, a row per launch. Kernel names hold commas;
 // numbers may carry thousands separators. A launch before the first marker belongs to no call.
@@ -49,9 +49,12 @@ TEST(Traffic, TheBenchmarksCallsAreRead) {
   EXPECT_EQ(calls[1].kernel, "conv1d_tiled_loop (student)");
   EXPECT_EQ(calls[2].size, "1031x1029");
   EXPECT_EQ(calls[2].radius, 1);
+  EXPECT_EQ(calls[2].taps, 6);  // two passes of 2r + 1 taps: the benchmark says so, the size cannot
   EXPECT_DOUBLE_EQ(calls[2].outputs, 1060899);
   EXPECT_THROW(parse_traffic_calls("bench: traffic call 1: no bars here\n"), Error);
-  EXPECT_THROW(parse_traffic_calls("bench: traffic call 1: k | 5 | r=1 | none outputs\n"), Error);
+  EXPECT_THROW(parse_traffic_calls("bench: traffic call 1: k | 5 | r=1 | taps=3 | none outputs\n"), Error);
+  EXPECT_THROW(parse_traffic_calls("bench: traffic call 1: k | 5 | r=1 | 5 outputs\n"), Error);  // no taps
+  EXPECT_THROW(parse_traffic_calls("bench: traffic call 1: k | 5 | r=1 | taps=x | 5 outputs\n"), Error);
 }
 
 TEST(Traffic, NcusTableIsReadWithQuotedCommasAndSeparators) {
@@ -62,6 +65,22 @@ TEST(Traffic, NcusTableIsReadWithQuotedCommasAndSeparators) {
   EXPECT_DOUBLE_EQ(k[4].metrics.at("smsp__sass_inst_executed_op_global_ld.sum"), 135169.5);
   EXPECT_THROW(parse_ncu_csv("==PROF== nothing profiled\n"), Error);
   EXPECT_THROW(parse_ncu_csv("\"ID\",\"Process ID\"\n\"1\",\"2\"\n"), Error);  // no Kernel Name column
+}
+
+// ncu scales its figures for reading unless told --print-units base ("16.78 Mbyte"): the units
+// row says by how much. Seen on the H100: DRAM bytes per output read as 4e-06 without it.
+TEST(Traffic, ScaledUnitsAreTurnedIntoBaseUnits) {
+  const std::string scaled =
+      "\"ID\",\"Kernel Name\",\"dram__bytes_read.sum\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\","
+      "\"smsp__sass_inst_executed_op_global_ld.sum\",\"smsp__sass_inst_executed_op_shared_ld.sum\"\n"
+      "\"\",\"\",\"Mbyte\",\"Ksector\",\"Minst\",\"inst\"\n"
+      "\"0\",\"k(float *)\",\"16.78\",\"2,621.44\",\"1.31\",\"0\"\n";
+  const auto k = parse_ncu_csv(scaled);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_NEAR(k[0].metrics.at("dram__bytes_read.sum"), 16.78e6, 1e-3);
+  EXPECT_NEAR(k[0].metrics.at("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), 2621440, 1e-3);
+  EXPECT_NEAR(k[0].metrics.at("smsp__sass_inst_executed_op_global_ld.sum"), 1.31e6, 1e-3);
+  EXPECT_DOUBLE_EQ(k[0].metrics.at("smsp__sass_inst_executed_op_shared_ld.sum"), 0);
 }
 
 TEST(Traffic, LaunchesBelongToTheCallOfTheMarkerBeforeThem) {
@@ -87,7 +106,7 @@ TEST(Traffic, TheTableGivesLoadsPerOutput) {
       << table;
   // the tiled kernel: about one global load per output, its taps from shared memory
   EXPECT_NE(table.find("| conv1d_tiled_loop (student) | 4194305 | 2 | 5 | 1 | 1.03 | 5 |"), std::string::npos) << table;
-  EXPECT_NE(table.find("| conv2d_separable (student) | 1031x1029 | 1 | 9 | 2 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| conv2d_separable (student) | 1031x1029 | 1 | 6 | 2 |"), std::string::npos) << table;
   const std::string json = traffic_json(attribute(parse_traffic_calls(kBench), parse_ncu_csv(csv())));
   EXPECT_NE(json.find("\"launches\""), std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include "convlab/compare.hpp"
 #include "convlab/device_buffer.hpp"
 #include "convlab/golden.hpp"
+#include "convlab/gpu.hpp"
 
 #include <functional>
 #include <string>
@@ -38,6 +39,20 @@ struct BenchCeilings {
 /// see verify_output()) is printed and gives exit 1.
 int run_benchmark(int argc, char** argv, const std::string& program, const std::string& title,
                   const std::function<void(BenchReport&, const BenchOptions&, const BenchCeilings&)>& fill);
+
+/// One traffic call of a run with --traffic (BenchOptions::traffic; does nothing otherwise): the
+/// call announced on stdout as "bench: traffic call N: KERNEL | SIZE | r=R | taps=T | OUTPUTS outputs",
+/// then run alone, on a stream of its own, inside a profiling range opened by the marker kernel,
+/// which `convlab bench LAB --traffic` pairs with ncu's launches. `taps`: the loads of one output
+/// in the naive design (2r + 1, (2r + 1)^2, a stencil's points); `outputs`: the outputs (cell
+/// updates) the call computes, which the counts are divided by. Defined in convlab::bench (CUDA
+/// builds), with the marker kernel.
+void bench_traffic_call(const std::string& kernel, const std::string& size, int radius, int taps, double outputs,
+                        const Launch& call);
+/// The row name of the grader's naive convolution baseline in the tables and traffic calls.
+extern const char kBenchBaselineRow[];
+/// Whether this run asked for --traffic (set by run_benchmark()).
+bool bench_traffic_requested();
 
 /// Throws std::runtime_error with the comparator's report unless `d_out` matches `golden`
 /// (after a device synchronisation): a benchmark of a wrong kernel means nothing.
