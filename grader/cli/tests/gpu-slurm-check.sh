@@ -73,7 +73,7 @@ for deb in "$DEBS"/*.deb; do
       if [ "${UNPACK_ALL:-0}" != 1 ]; then
         have=1
         for so in $(dpkg-deb -c "$deb" | grep -o '[^/]*\.so\.[0-9][0-9.]*$' | sort -u); do
-          ldconfig -p | grep -q " $so " || have=0
+          ldconfig -p | grep -qE "^[[:space:]]+$so " || have=0
         done
         [ $have = 1 ] && { kept+=("$pkg"); continue; }
       fi ;;

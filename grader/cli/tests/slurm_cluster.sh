@@ -61,14 +61,24 @@ _sc_remember() {  # _sc_remember NAME PIDFILE: record the daemon that wrote PIDF
 }
 
 # Where a program is: the prefix's copy if SLURM_PREFIX is set, else PATH's. Debian installs
-# the daemons as NAME-wlm and links NAME to them in a maintainer script, which dpkg -x does not run.
+# the daemons as NAME-wlm and links NAME to them in a maintainer script (update-alternatives),
+# which dpkg -x does not run: the link is made here. The name matters, not only the file: Slurm
+# tells which daemon it runs in by its program name, and a slurmd started as "slurmd-wlm" reads
+# its node's Gres= from slurm.conf as none ("A line in gres.conf for GRES gpu has 1 more
+# configured than expected"), registers no GPU, and every job asking for one is refused
+# ("Requested node configuration is not available"; seen on the H100).
 _sc_bin() {
-  local name=$1 d n
+  local name=$1 d
   if [ -n "${SLURM_PREFIX:-}" ]; then
-    for n in "$name" "$name-wlm"; do
-      for d in usr/sbin usr/bin sbin bin; do
-        [ -x "$SLURM_PREFIX/$d/$n" ] && { echo "$SLURM_PREFIX/$d/$n"; return 0; }
-      done
+    for d in usr/sbin usr/bin sbin bin; do
+      [ -x "$SLURM_PREFIX/$d/$name" ] && { echo "$SLURM_PREFIX/$d/$name"; return 0; }
+    done
+    for d in usr/sbin usr/bin sbin bin; do
+      if [ -x "$SLURM_PREFIX/$d/$name-wlm" ]; then
+        ln -sfn "$name-wlm" "$SLURM_PREFIX/$d/$name" || return 1
+        echo "$SLURM_PREFIX/$d/$name"
+        return 0
+      fi
     done
     return 1
   fi
