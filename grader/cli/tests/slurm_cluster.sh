@@ -203,6 +203,17 @@ AccountingStoragePass=$dir/run/munge.sock"
     for d in "${devices[@]}"; do echo "NodeName=$host Name=gpu File=$d" >>"$dir/etc/gres.conf"; done
   fi
 
+  # slurmd starts a cgroup plugin whatever else is configured; on a cgroup v2 machine without a
+  # systemd bus (a container: the H100's) cgroup/v2 fails ("cannot connect to dbus system
+  # daemon ... slurmd initialization failed"). cgroup/v1 on an empty folder of its own starts
+  # anywhere, and nothing here uses cgroups (proctrack/linuxproc, task/none).
+  mkdir -p "$dir/cgroup"
+  cat >"$dir/etc/cgroup.conf" <<EOF
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=$dir/cgroup
+CgroupAutomount=no
+EOF
+
   cat >"$dir/etc/slurm.conf" <<EOF
 # A one-node cluster for convlab's tests (grader/cli/tests/slurm_cluster.sh).
 ClusterName=convlabtest
