@@ -79,6 +79,13 @@ std::vector<Answer> lab02_answers() {
   // Question 6 (predict, then measure): the model's speed-up and the measured range.
   a.push_back({"lab02.predicted_speedup",
                fixed(lab03::kConstantFilterOpRatio / lab03::kNaiveOpRatio, 1)});
+
+  // Question 8 (predict, then measure): global loads per output, naive (one input and one
+  // filter load per tap) and with the filter in constant memory (the input's only).
+  a.push_back({"lab02.loads_naive_1d_r8", std::to_string(2 * (2 * 8 + 1))});
+  a.push_back({"lab02.loads_constant_1d_r8", std::to_string(2 * 8 + 1)});
+  a.push_back({"lab02.loads_naive_2d_r3", std::to_string(2 * 7 * 7)});
+  a.push_back({"lab02.loads_constant_2d_r3", std::to_string(7 * 7)});
   return a;
 }
 

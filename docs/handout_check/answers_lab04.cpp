@@ -140,6 +140,21 @@ std::vector<Answer> lab04_answers() {
   a.push_back({"lab04.floor_direct_r8_ms", fixed(floor_direct_ms(8), 3)});
   a.push_back({"lab04.predict_sep_r8", fixed(floor_direct_ms(8) / floor_separable_ms(), 2)});
   a.push_back({"lab04.measured_sep_r8", fixed(0.7846 / 0.3710, 2)});
+
+  // Question 8 (predict, then measure): conv1d_cached's loads per output at r = 8, blocks of
+  // kTile1d threads. Per thread: its own element (global), then each tap from shared memory
+  // unless it falls in the halo, which the r threads next to each block edge read from global
+  // memory: r(r + 1) halo loads per block. Per warp instruction (what ncu counts, x 32 lanes):
+  // the two edge warps run the global branch for each of their r halo taps besides the
+  // shared branch, which every warp runs for all 2r + 1 taps.
+  {
+    const int r = 8, b = lab04::kTile1d;
+    const double halo = double(r) * (r + 1) / b;
+    a.push_back({"lab04.cached1d_global_lane_r8", fixed(1 + halo, 2)});
+    a.push_back({"lab04.cached1d_shared_lane_r8", fixed(2 * r + 1 - halo, 2)});
+    a.push_back({"lab04.cached1d_global_warp_r8", fixed(1 + 2.0 * r * 32 / b, 2)});
+    a.push_back({"lab04.cached1d_shared_warp_r8", std::to_string(2 * r + 1)});
+  }
   return a;
 }
 

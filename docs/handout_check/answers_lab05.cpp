@@ -119,6 +119,12 @@ std::vector<Answer> lab05_answers() {
   // Question 10 (predict, then measure): one sweep of 512^3 at the copy
   // bandwidth of the Results run (2861 GB/s), one read and one write per cell.
   a.push_back({"lab05.predict_register_ms", fixed(1e3 * 512.0 * 512 * 512 * 8 / 2861e9, 3)});
+
+  // Question 10, its second part: global loads per cell update. Naive: the 7 points.
+  // The reference's register-tiled sweep: each block's plane tile of 64 x 16 outputs is
+  // loaded once with its halo ring of 2 (64 + 16) cells; z neighbours stay in registers.
+  a.push_back({"lab05.loads_naive_3d", "7"});
+  a.push_back({"lab05.loads_register_3d", fixed(1 + 2.0 * (64 + 16) / (64 * 16), 2)});
   return a;
 }
 

@@ -129,6 +129,24 @@ void SvgChart::point(double x, double y, const SvgStyle& style, const std::strin
   }
 }
 
+std::vector<std::string> wrap_words(const std::string& text, std::size_t max_chars) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t space = text.find(' ', i);
+    const std::string word = text.substr(i, space == std::string::npos ? std::string::npos : space - i);
+    i = space == std::string::npos ? text.size() : space + 1;
+    if (!line.empty() && line.size() + 1 + word.size() > max_chars) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::string SvgChart::str() const {
   std::ostringstream os;
   const double x0 = left_, x1 = width_ - right_, y0 = top_, y1 = height_ - bottom_;
@@ -141,9 +159,16 @@ std::string SvgChart::str() const {
      << "\" height=\"" << num(y1 - y0) << "\"/></clipPath>\n";
   os << "<text x=\"" << num(x0) << "\" y=\"28\" font-size=\"17\" font-weight=\"bold\">" << svg_escape(title_)
      << "</text>\n";
-  if (!subtitle_.empty())
-    os << "<text x=\"" << num(x0) << "\" y=\"48\" font-size=\"12\" fill=\"#555555\">" << svg_escape(subtitle_)
-       << "</text>\n";
+  // The subtitle (the GPU's long description) wraps at spaces to the chart's width: SVG text
+  // does not wrap, and a line past the edge is cut off (seen on the H100's roofline). At 12 px,
+  // DejaVu Sans averages under 7 px a character.
+  const std::size_t per_line = static_cast<std::size_t>(std::max(20.0, (width_ - x0 - 10) / 7.0));
+  double y = 48;
+  for (const std::string& line : wrap_words(subtitle_, per_line)) {
+    os << "<text x=\"" << num(x0) << "\" y=\"" << num(y) << "\" font-size=\"12\" fill=\"#555555\">"
+       << svg_escape(line) << "</text>\n";
+    y += 14;
+  }
   // Grid and ticks.
   os << "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
   for (double t : log_ticks(x_.min, x_.max))

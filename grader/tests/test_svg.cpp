@@ -20,6 +20,30 @@ TEST(Svg, EscapesMarkup) {
   EXPECT_EQ(svg_escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
 }
 
+// A subtitle longer than the chart is wide (the GPU's description, 170 characters on the
+// H100) was cut off at the edge: it wraps at spaces instead.
+TEST(Svg, ALongSubtitleWraps) {
+  EXPECT_EQ(wrap_words("ab cd ef", 5), (std::vector<std::string>{"ab cd", "ef"}));
+  EXPECT_EQ(wrap_words("abcdefgh ij", 4), (std::vector<std::string>{"abcdefgh", "ij"}));
+  EXPECT_TRUE(wrap_words("", 4).empty());
+  SvgChart c(960, 600, "t");
+  const std::string device =
+      "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 52 MB L2, 85.0 GB, SM clock 1980 MHz, memory clock 2619 MHz, "
+      "5120-bit bus, CUDA driver 13.0, runtime 13.0) — ceilings measured in this run";
+  c.set_subtitle(device);
+  const std::string svg = c.str();
+  std::size_t lines = 0, pos = 0;
+  while ((pos = svg.find("fill=\"#555555\">", pos)) != std::string::npos) {
+    const std::size_t end = svg.find("</text>", pos);
+    const std::size_t chars = end - (pos + 16);
+    EXPECT_LE(chars * 7.0, 960 - 90 + 10) << svg.substr(pos, end - pos);  // fits: under 7 px a character
+    ++lines;
+    pos = end;
+  }
+  EXPECT_EQ(lines, 2u);
+  EXPECT_NE(svg.find("5120-bit"), std::string::npos);  // nothing lost
+}
+
 TEST(Svg, LogTicksAreDecadesOrOneTwoFive) {
   EXPECT_EQ(log_ticks(0.05, 2000), (std::vector<double>{0.1, 1, 10, 100, 1000}));
   const std::vector<double> few = log_ticks(3, 200);  // fewer than three decades: 1-2-5 steps

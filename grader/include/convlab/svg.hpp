@@ -40,6 +40,10 @@ std::string svg_escape(const std::string& text);
 /// three of them, also 2x and 5x each power of ten.
 std::vector<double> log_ticks(double lo, double hi);
 
+/// `text` broken at spaces into lines of at most `max_chars` characters (a longer word stays
+/// whole on a line of its own): SVG text does not wrap by itself.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t max_chars);
+
 /// A tick label: 0.01, 0.5, 1, 20, 500, 1k, 20k, 1M, ...
 std::string tick_label(double v);
 
