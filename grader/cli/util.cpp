@@ -144,11 +144,23 @@ std::string which(const std::string& program) {
   return "";
 }
 
+std::string checked_self_exe(const std::string& link) {
+  const std::string deleted = " (deleted)";
+  if (link.size() > deleted.size() && link.compare(link.size() - deleted.size(), deleted.size(), deleted) == 0)
+    throw Error("convlab's own executable, " + link.substr(0, link.size() - deleted.size()) +
+                ", was rebuilt or removed while this convlab ran; it starts copies of itself to watch each "
+                "build and test, and cannot now. Run the command again (rebuild convlab only while it is not "
+                "grading)");
+  return link;
+}
+
 std::string self_exe() {
   std::error_code ec;
   const auto p = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw Error("cannot find the convlab executable (/proc/self/exe): " + ec.message());
-  return p.string();
+  // Seen while grading: `ninja` rebuilt convlab mid-run, and every later build failed with
+  // "the supervisor died", the copies of a vanished executable not starting.
+  return checked_self_exe(p.string());
 }
 
 bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }

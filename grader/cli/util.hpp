@@ -44,6 +44,9 @@ std::string hex64(std::uint64_t v);
 std::string which(const std::string& program);
 /// The path of the running executable.
 std::string self_exe();
+/// `link` (what /proc/self/exe reads) if the executable is still there; throws Error, in
+/// plain words, when it was rebuilt or removed while convlab ran (" (deleted)").
+std::string checked_self_exe(const std::string& link);
 /// True when standard output is a terminal (progress is shown only then).
 bool stdout_is_tty();
 

@@ -61,6 +61,22 @@ TEST(Sandbox, RunsAProgramOnceItsWriterLetsGo) {
   std::filesystem::remove_all(dir);
 }
 
+// Each sandboxed run starts a copy of convlab itself (the supervisor). If convlab was rebuilt
+// while it graded, /proc/self/exe names a deleted file and no copy starts: every later build
+// failed with "the supervisor died". Now the run stops with the cause, in plain words.
+TEST(Sandbox, AConvlabRebuiltWhileRunningIsSaidSo) {
+  EXPECT_EQ(checked_self_exe("/x/build/grader/cli/convlab"), "/x/build/grader/cli/convlab");
+  try {
+    checked_self_exe("/x/build/grader/cli/convlab (deleted)");
+    ADD_FAILURE() << "a deleted executable was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("/x/build/grader/cli/convlab, was rebuilt or removed"), std::string::npos) << what;
+    EXPECT_NE(what.find("Run the command again"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(self_exe().empty());  // this test's own executable is there
+}
+
 TEST(Sandbox, KillsAtTheTimeLimit) {
   RunSpec s = shell("sleep 60");
   s.limits.timeout_s = 1;
