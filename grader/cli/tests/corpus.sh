@@ -5,6 +5,9 @@
 # correct submission as a tarball and as a git repository, one that #includes the instructor's
 # solution by its absolute path, a corrupt tarball, and RUNS - 1 more copies of `correct`
 # (correct_run2, ...; default: none). Returns non-zero if the corpus could not be written.
+#   corpus_expectations SRC RUNS DEST
+# SRC's expected scores (fixtures/expected-*.json, which list correct_run2 ... correct_run5) less
+# the copies of `correct` that a corpus of RUNS runs does not hold, written to DEST.
 write_corpus() {
   local dest=$1 root=$2 runs=${3:-1} k
   mkdir -p "$dest" || return 1
@@ -18,4 +21,10 @@ write_corpus() {
   printf '// grading fixture: reads the solution from the instructor'"'"'s tree.\n#include "%s/reference/01-conv-basic/conv_basic.cu"\n' \
     "$root" >"$dest/steal_reference/starter_code/01-conv-basic/conv_basic.cu" || return 1
   echo "not a tarball" >"$dest/corrupt_tarball.tar.gz"
+}
+
+corpus_expectations() {
+  python3 -c 'import json, sys; e = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+[e.pop("correct_run%d" % k, None) for k in range(n + 1, 6)]; json.dump(e, open(sys.argv[3], "w"), indent=1)' \
+    "$1" "$2" "$3"
 }

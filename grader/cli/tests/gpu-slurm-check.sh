@@ -121,9 +121,7 @@ note "cluster up in $((SECONDS - t)) s"
 write_corpus "$work/subs" "$root" || exit 1
 subs=("$work"/subs/*)
 # expected-gpu.json also holds those four copies (correct_run2 ... 5): they are not graded here.
-python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))
-[e.pop("correct_run%d" % k, None) for k in range(2, 6)]; json.dump(e, open(sys.argv[2], "w"), indent=1)' \
-  "$expected" "$work/expected.json" || exit 1
+corpus_expectations "$expected" 1 "$work/expected.json" || exit 1
 expected_name=$(basename "$expected")  # the file the expectations came from, for the summary
 expected=$work/expected.json
 
