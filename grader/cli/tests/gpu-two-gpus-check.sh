@@ -3,19 +3,20 @@
 # NVIDIA GPUs (nvidia-h200-x2; CI has none). Stages, in separate calls if need be (the device tool
 # allows 10 minutes a call; each stage keeps what it built under build/two-gpus*):
 #
-#   build      configure build/two-gpus, build convlab                                 (~2-3 min)
+#   build      configure build/two-gpus, build convlab                (17 s on two H200s' host)
 #   checks     on the real GPUs, with an unreadable tarball (nothing built, seconds): --gpus 0,2 on
 #              two GPUs and --gpus 0 under CUDA_VISIBLE_DEVICES=1 refused (exit 2); no --gpus under
 #              CUDA_VISIBLE_DEVICES=1 grades on GPU 1; --gpus 0,1 and --gpus by UUID: each GPU's
-#              record names it, and the graders' environment shows exactly it        (~30 s)
+#              record names it, and the graders' environment shows exactly it        (17 s)
 #   warm       the build slots and the compiler-bug recheck trees of both GPUs, so that the timed
-#              gradings below build nothing but the submissions                        (~4-6 min)
+#              gradings below build nothing but the submissions                        (134 s)
 #   one        the fixture corpus (as gpu-grade-check.sh writes it) on --gpus 0, timed, scores
-#              against fixtures/expected-gpu.json                                        (~5 min)
+#              against fixtures/expected-gpu.json                                        (266 s)
 #   two        the same corpus on --gpus 0,1, timed: the same gradebook as `one`, each submission on
-#              one GPU and recorded so, both GPUs used, the wall time near half of `one`'s (~3 min)
-#   calibrate  convlab calibrate on each GPU (by UUID; LABS, default lab01): the reference's
-#              speed-ups on the two GPUs agree within the calibration margin (0.75)    (~2-4 min)
+#              one GPU and recorded so, both GPUs used, the wall time near half of `one`'s (149 s)
+#   calibrate  convlab calibrate on each GPU (by UUID; LABS, default lab02,...,lab06: lab01's
+#              reference is the naive baseline, its speed-ups are 1): the reference's 18
+#              speed-ups on the two GPUs agree within the calibration margin (0.75)     (233 s)
 #
 #   grader/cli/tests/gpu-two-gpus-check.sh build checks warm      one call
 #   grader/cli/tests/gpu-two-gpus-check.sh one                    one call
@@ -186,8 +187,8 @@ for stage in "${stages[@]}"; do
       check "two: each submission on one GPU, its graders there, hardware.json says so" test $odd -eq 0
       check "two: both GPUs graded" test $n0 -gt 0 -a $n1 -gt 0
       check "two: hardware.json names the two GPUs by UUID" \
-        grep -q "\"label\": \"GPU 0 (.*$uuid0\"" "$o/hardware.json"
-      check "... GPU 1 too" grep -q "\"label\": \"GPU 1 (.*$uuid1\"" "$o/hardware.json"
+        grep -q "\"label\": \"GPU 0 (.*$uuid0)\"" "$o/hardware.json"
+      check "... GPU 1 too" grep -q "\"label\": \"GPU 1 (.*$uuid1)\"" "$o/hardware.json"
       if [ -f "$work/wall-one" ]; then
         one=$(cat "$work/wall-one")
         note "wall time: one GPU $one s, two GPUs $wall s ($(awk "BEGIN{printf \"%.2f\", $wall/$one}") of one GPU's; half is 0.50)"
@@ -202,7 +203,7 @@ for stage in "${stages[@]}"; do
       uuid=$uuid0
       [ $k = 1 ] && uuid=$uuid1
       CUDA_VISIBLE_DEVICES=$uuid "$convlab" --root "$root" calibrate --out "$work/calibration-gpu$k.json" \
-        --build-dir "$work/calibrate-build" --labs "${LABS:-lab01}" >>"$OUT/calibrate.log" 2>&1
+        --build-dir "$work/calibrate-build" --labs "${LABS:-lab02,lab03,lab04,lab05,lab06}" >>"$OUT/calibrate.log" 2>&1
       check "calibrate on GPU $k ($uuid) (exit $?)" test -s "$work/calibration-gpu$k.json"
     done
     grep -E '^(lab[0-9]+ |thresholds)' "$OUT/calibrate.log" >>"$summary"
