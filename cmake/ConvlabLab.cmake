@@ -187,7 +187,10 @@ function(convlab_add_lab)
   endif()
   add_library(${lab}_tests_obj OBJECT ${ARG_TESTS} "${remote_file}")
   target_include_directories(${lab}_tests_obj PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
-  target_link_libraries(${lab}_tests_obj PUBLIC convlab::judge PRIVATE convlab::options)
+  # The graders' code drives tests and compares (the golden models are convlab::core's, built at
+  # the build type's level): -O1 like the command-line tools, which shortens every build with the
+  # labs, a student's first too.
+  target_link_libraries(${lab}_tests_obj PUBLIC convlab::judge PRIVATE convlab::options convlab::tool_options)
   target_compile_definitions(${lab}_tests_obj PRIVATE
     CONVLAB_LAB_ID="${lab}" CONVLAB_SPEC_PATH="${spec_file}")
   add_executable(${lab}_graders $<TARGET_OBJECTS:${lab}_tests_obj>)
