@@ -212,7 +212,9 @@ for stage in "${stages[@]}"; do
     paste <(grep -o '"reference_ratio": [0-9.e+-]*' "$work/calibration-gpu0.json" | cut -d' ' -f2) \
       <(grep -o '"reference_ratio": [0-9.e+-]*' "$work/calibration-gpu1.json" | cut -d' ' -f2) >"$work/ratios"
     note "reference speed-ups, GPU 0 / GPU 1: $(tr '\t\n' '/ ' <"$work/ratios")"
-    check "calibrate: as many speed-ups on each GPU" test "$(wc -l <"$work/ratios")" -gt 0
+    check "calibrate: as many speed-ups on each GPU, at least one" \
+      test "$(grep -c '"reference_ratio"' "$work/calibration-gpu0.json")" -eq \
+      "$(grep -c '"reference_ratio"' "$work/calibration-gpu1.json")" -a "$(wc -l <"$work/ratios")" -gt 0
     check "calibrate: the two GPUs agree within the calibration margin (each ratio within 0.75 of the other)" \
       awk '{ if ($1 < 0.75 * $2 || $2 < 0.75 * $1) bad = 1 } END { exit bad }' "$work/ratios"
     ;;
