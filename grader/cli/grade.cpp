@@ -702,6 +702,11 @@ RunSpec Grader::graders_spec(const Job& job, const BuiltLab& b, const std::strin
   s.limits.open_files = 1024;
   s.limits.output_kill_bytes = opt_.output_limit;
   s.progress_marker = "[ RUN      ]";
+  // The harness's own processes (the judge, the runner, bubblewrap around it) end with the judge;
+  // on a loaded machine that takes a moment, which must not be charged to the submission.
+  s.grace_s = 5;
+  s.harness = {b.exe, b.runner};
+  if (!runner_sandbox_.empty()) s.harness.push_back(which("bwrap"));
   return s;
 }
 
@@ -719,14 +724,33 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
   if (replay && replay->seed) s.env.push_back("CONVLAB_SEED=" + std::to_string(*replay->seed));
   s.argv = {rb.exe, "--gtest_filter=" + b.spec.lab + "." + g.id + ".*", "--convlab-impl=student"};
   add_runner_args(s.argv, rb);
+  s.harness.push_back(rb.exe);
+  s.harness.push_back(rb.runner);
   s.limits.idle_timeout_s = per_test;
   s.limits.timeout_s = per_test * tests.size() + 30;
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
-  const RunResult r = run_sandboxed(s);
-  run.seconds = r.wall_s;
   const std::string where = gpu == GpuAssigned::kNoGpu ? std::string("no GPU") : "GPU " + gpu;
+  RunResult r = run_sandboxed(s);
+  run.seconds = r.wall_s;
   log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + where + ": " + r.describe() + "\n" +
             r.output + "\n");
+  // Processes left behind that are all the harness's own: its fault, not the submission's. Run the
+  // grader once more; if that happens again, its tests' verdicts stand (the judge signed them) and
+  // the grade is flagged as an infrastructure error, for a regrade.
+  if (r.leftover > 0 && r.leftover_harness == r.leftover) {
+    log_->line(job.sub.student + " " + b.spec.lab + " " + g.id + ": the harness left " + std::to_string(r.leftover) +
+                   " of its own process(es) behind; running the grader again",
+               false);
+    prepare_dir(results);
+    r = run_sandboxed(s);
+    run.seconds += r.wall_s;
+    log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + where + " (again): " +
+              r.describe() + "\n" + r.output + "\n");
+    if (r.leftover > 0 && r.leftover_harness == r.leftover)
+      run.infrastructure = "the grading harness left " + std::to_string(r.leftover) +
+                           " of its own process(es) running, twice (not your submission's fault): flagged for a regrade";
+  }
+  const int left_by_submission = r.leftover - r.leftover_harness;
   std::string running;  // the test in progress when the process ended
   if (starts_with(r.last_progress, "[ RUN      ] ")) running = trim(r.last_progress.substr(13));
   bool all_passed = true;
@@ -752,9 +776,9 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
     run.tests.push_back(std::move(t));
   }
   const bool killed = r.timed_out || r.idle_timed_out || r.output_exceeded || r.signal || r.start_failed;
-  if (killed || r.leftover > 0 || (r.exit_code != 0 && r.exit_code != 1) || (r.exit_code == 0) != all_passed)
+  if (killed || left_by_submission > 0 || (r.exit_code != 0 && r.exit_code != 1) || (r.exit_code == 0) != all_passed)
     run.problem = r.describe() + (r.exit_code == 1 && all_passed ? " although every test passed" : "");
-  if (r.exit_code == 0 && !all_passed && !killed && r.leftover == 0) run.problem.clear();  // failures recorded honestly
+  if (r.exit_code == 0 && !all_passed && !killed && left_by_submission == 0) run.problem.clear();  // failures recorded honestly
   if (replay) run.note = replay->note;
   return run;
 }

@@ -216,6 +216,7 @@ std::string recheck_message(const CompilerRecheck& c, const std::string& grader_
 }
 
 std::string gradebook_flag(const std::string& lab, const GraderResult& g) {
+  if (!g.infrastructure.empty()) return lab + " " + g.id + ": infrastructure error (the harness's, not the student's); REGRADE";
   if (!g.recheck) return "";
   const CompilerRecheck& c = *g.recheck;
   if (c.compiler_bug())

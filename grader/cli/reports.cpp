@@ -119,6 +119,7 @@ std::string to_json(const StudentResult& r) {
                          {"ran", g.ran}, {"reason", g.reason}, {"ratio", opt(g.ratio)}, {"threshold", g.threshold},
                          {"tests_passed", g.tests_passed}, {"tests_total", g.tests_total}, {"tests", tests},
                          {"review", g.review}});
+      if (!g.infrastructure.empty()) graders.back()["infrastructure"] = g.infrastructure;
       if (g.recheck) graders.back()["recheck"] = recheck_json(*g.recheck);
     }
     labs.push_back({{"lab", l.lab}, {"title", l.title}, {"submitted", l.submitted}, {"failure", l.failure},
@@ -171,6 +172,7 @@ StudentResult student_from_json(const std::string& text) {
         g.tests_total = gj.at("tests_total").get<int>();
         for (const auto& tj : gj.at("tests")) g.tests.push_back(test_in(tj));
         g.review = gj.value("review", false);  // absent from results saved before issue 18
+        g.infrastructure = gj.value("infrastructure", std::string());
         if (gj.contains("recheck")) g.recheck = recheck_in(gj.at("recheck"));
         l.graders.push_back(std::move(g));
       }

@@ -79,6 +79,33 @@ void reap_all() {
   }
 }
 
+// The program a process runs, "" if it cannot be read ("/x/runner (deleted)" reads "/x/runner").
+std::string exe_of(pid_t pid) {
+  char buf[PATH_MAX + 1];
+  const std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  const ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
+  if (n <= 0) return "";
+  std::string exe(buf, static_cast<std::size_t>(n));
+  const std::string deleted = " (deleted)";
+  if (exe.size() > deleted.size() && exe.compare(exe.size() - deleted.size(), deleted.size(), deleted) == 0)
+    exe.resize(exe.size() - deleted.size());
+  return exe;
+}
+
+// A process of the harness: it runs one of the executables the caller named (their real paths).
+// A submission cannot start processes of its own (the symbol fence refuses fork, exec, clone and
+// system calls: grader/fence), so a copy of the runner left running is the harness's; anything
+// else, or a process whose program cannot be read, is the submission's.
+bool is_harness(pid_t pid, const std::vector<std::string>& harness) {
+  const std::string exe = exe_of(pid);
+  if (exe.empty()) return false;
+  for (const auto& h : harness) {
+    char real[PATH_MAX];
+    if (exe == h || (::realpath(h.c_str(), real) && exe == real)) return true;
+  }
+  return false;
+}
+
 bool set_limit(int resource, long long value) {
   if (value <= 0) return true;
   rlimit r{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
@@ -94,9 +121,12 @@ bool set_limit(int resource, long long value) {
 }  // namespace
 
 int supervise_main(int argc, char** argv) {
-  // convlab __supervise [--cpu N] [--fsize N] [--nproc N] [--as N] [--nofile N] [--user U] [--cwd D] -- cmd...
+  // convlab __supervise [--cpu N] [--fsize N] [--nproc N] [--as N] [--nofile N] [--user U] [--cwd D]
+  //                     [--grace S] [--harness EXE]... -- cmd...
   long long cpu = 0, fsize = 0, nproc = 0, as = 0, nofile = 0;
+  double grace = 0;
   std::string user, cwd;
+  std::vector<std::string> harness;
   int i = 2;
   for (; i < argc; ++i) {
     const std::string a = argv[i];
@@ -113,6 +143,8 @@ int supervise_main(int argc, char** argv) {
     else if (a == "--nofile") nofile = std::atoll(v.c_str());
     else if (a == "--user") user = v;
     else if (a == "--cwd") cwd = v;
+    else if (a == "--grace") grace = std::atof(v.c_str());
+    else if (a == "--harness") harness.push_back(v);
     else return 125;
   }
   if (i >= argc) return 125;
@@ -183,24 +215,37 @@ int supervise_main(int argc, char** argv) {
       killed = true;
     }
   }
-  // The command has ended: kill its process group, then everything it left
-  // behind (orphans are reparented to us), until nothing is left.
+  // The command has ended. What it started may still be ending on its own: the runner dies with
+  // its judge (PR_SET_PDEATHSIG), bubblewrap with its parent (--die-with-parent), and on a loaded
+  // machine that takes a moment. Wait for them (bounded) before anything counts as left behind:
+  // a process the harness was ending must not be charged to the submission.
+  const double grace_end = now_s() + grace;
+  for (;;) {
+    reap_all();
+    if (living_children().empty() || now_s() >= grace_end) break;
+    ::usleep(10000);
+  }
+  // Then kill its process group, and everything it left behind (orphans are reparented to us),
+  // until nothing is left. Each process left is attributed: the harness's own (its executable is
+  // one the caller named: the judge, the runner, bubblewrap) or the submission's.
   ::kill(-pid, SIGKILL);
-  std::set<pid_t> leftover;
+  std::set<pid_t> leftover, of_harness;
   for (int round = 0; round < 2000; ++round) {
     reap_all();
     const auto kids = living_children();
     if (kids.empty()) break;
     for (pid_t k : kids) {
-      leftover.insert(k);
+      if (leftover.insert(k).second && is_harness(k, harness)) of_harness.insert(k);
       ::kill(k, SIGKILL);
       ::kill(-k, SIGKILL);
     }
     ::usleep(2000);
   }
   reap_all();
-  if (WIFEXITED(st)) std::fprintf(status, "exit %d leftover %zu\n", WEXITSTATUS(st), leftover.size());
-  else if (WIFSIGNALED(st)) std::fprintf(status, "signal %d leftover %zu\n", WTERMSIG(st), leftover.size());
+  if (WIFEXITED(st))
+    std::fprintf(status, "exit %d leftover %zu harness %zu\n", WEXITSTATUS(st), leftover.size(), of_harness.size());
+  else if (WIFSIGNALED(st))
+    std::fprintf(status, "signal %d leftover %zu harness %zu\n", WTERMSIG(st), leftover.size(), of_harness.size());
   else std::fprintf(status, "startfail wait: %s\n", std::strerror(errno));
   std::fclose(status);
   return 0;
@@ -218,7 +263,11 @@ std::string RunResult::describe() const {
   else if (output_exceeded) s = "killed: it printed more than the output limit (" + std::to_string(output_bytes) + " bytes)";
   else if (signal) s = std::string("crashed: killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
   else s = "exited with status " + std::to_string(exit_code);
-  if (leftover > 0) s += "; it left " + std::to_string(leftover) + " process(es) running, which were killed";
+  if (leftover > 0) {
+    s += "; it left " + std::to_string(leftover) + " process(es) running, which were killed";
+    if (leftover_harness == leftover) s += " (the grading harness's own, not the submission's)";
+    else if (leftover_harness > 0) s += " (" + std::to_string(leftover_harness) + " of them the grading harness's own)";
+  }
   return s;
 }
 
@@ -243,6 +292,14 @@ RunResult run_sandboxed(const RunSpec& spec) {
   if (!spec.cwd.empty()) {
     args.push_back("--cwd");
     args.push_back(spec.cwd);
+  }
+  if (spec.grace_s > 0) {
+    args.push_back("--grace");
+    args.push_back(std::to_string(spec.grace_s));
+  }
+  for (const auto& h : spec.harness) {
+    args.push_back("--harness");
+    args.push_back(h);
   }
   args.push_back("--");
   args.insert(args.end(), spec.argv.begin(), spec.argv.end());
@@ -357,17 +414,18 @@ RunResult run_sandboxed(const RunSpec& spec) {
                tail.substr(tail.size() - keep);
   }
   int code = 0;
-  std::size_t leftover = 0;
-  if (std::sscanf(status_text.c_str(), "exit %d leftover %zu", &code, &leftover) == 2) {
+  std::size_t leftover = 0, of_harness = 0;
+  if (std::sscanf(status_text.c_str(), "exit %d leftover %zu harness %zu", &code, &leftover, &of_harness) == 3) {
     r.exit_code = code;
     r.start_failed = code == 127 && r.output.find("convlab sandbox: cannot run") != std::string::npos;
-  } else if (std::sscanf(status_text.c_str(), "signal %d leftover %zu", &code, &leftover) == 2) {
+  } else if (std::sscanf(status_text.c_str(), "signal %d leftover %zu harness %zu", &code, &leftover, &of_harness) == 3) {
     r.signal = code;
   } else {
     r.start_failed = !(r.timed_out || r.idle_timed_out || r.output_exceeded);
     if (r.start_failed) r.output += "\nconvlab sandbox: " + (status_text.empty() ? "the supervisor died" : status_text);
   }
   r.leftover = static_cast<int>(leftover);
+  r.leftover_harness = static_cast<int>(std::min(of_harness, leftover));
   return r;
 }
 

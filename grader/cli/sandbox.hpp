@@ -40,6 +40,12 @@ struct RunSpec {
   std::size_t keep_tail = 64 * 1024;  ///< bytes of output kept from the end
   std::string progress_marker;     ///< a line starting with this restarts the idle timer
   std::function<void(const std::string&)> on_line;  ///< called for every line of output (optional)
+  /// After the command ends, wait up to this long for what it started to end on its own (the
+  /// harness's runner dies with its judge) before what is left counts as left behind and is killed.
+  double grace_s = 0;
+  /// The harness's executables: a process left running that runs one of them is counted in
+  /// RunResult::leftover_harness (the harness's fault, not the submission's).
+  std::vector<std::string> harness;
 };
 
 /// How a run ended.
@@ -51,6 +57,7 @@ struct RunResult {
   bool output_exceeded = false;  ///< killed at Limits::output_kill_bytes
   bool start_failed = false;     ///< the program could not be started (exit_code 127)
   int leftover = 0;              ///< processes still running after it ended (killed)
+  int leftover_harness = 0;      ///< of those, the harness's own (RunSpec::harness)
   long long output_bytes = 0;    ///< bytes it printed
   std::string output;            ///< stdout and stderr as printed, middle cut out if long
   std::string last_progress;     ///< the last progress line seen

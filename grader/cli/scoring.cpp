@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <set>
 
 namespace convlab::cli {
 
@@ -66,6 +67,44 @@ void apply_compiler_bug_policy(const GraderSpec& g, const CompilerRecheck& c, Gr
               (r.review ? ", flagged for the instructor's review" : "") + ")";
 }
 
+// "lab03.correctness.conv2d_tiled_in.w3627_h3623_r1" -> "correctness.conv2d_tiled_in" (the test's grader
+// part) and "w3627_h3623_r1" (its problem).
+std::string problem_of(const std::string& test) {
+  const auto dot = test.rfind('.');
+  return dot == std::string::npos ? test : test.substr(dot + 1);
+}
+
+// A technique verdict holds for every launch of its slot (issue 27): the kernels that the slot's
+// correctness and speed tests launched (their records' `kernels`, each grader run in a process of
+// its own) must all be kernels the technique test judged (its records' `judged`, by kernel family:
+// a template instantiated per radius is one design). Returns what escaped, as one sentence.
+std::string unjudged_in_slot(const std::string& variant, const std::map<std::string, GraderRun>& runs,
+                             const GraderRun& technique) {
+  std::set<std::string> judged;
+  std::string judged_names, judged_on;
+  for (const auto& t : technique.tests)
+    for (const auto& k : t.judged)
+      if (judged.insert(kernel_family(k)).second) {
+        judged_names += (judged_names.empty() ? "" : ", ") + k;
+        judged_on = problem_of(t.name);
+      }
+  if (judged.empty()) return {};  // a slot whose technique names no kernel of the student's (cuDNN's)
+  std::string out;
+  std::set<std::string> named;
+  for (const char* kind : {"correctness.", "speedup."}) {
+    const auto it = runs.find(kind + variant);
+    if (it == runs.end()) continue;
+    for (const auto& t : it->second.tests)
+      for (const auto& k : t.kernels)
+        if (!judged.count(kernel_family(k)) && named.insert(kernel_family(k)).second)
+          out += (out.empty() ? "" : "; ") + std::string("on ") + problem_of(t.name) + " (" +
+                 (kind[0] == 's' ? "the speed test" : "a correctness test") + ") " + k + " was launched";
+  }
+  if (out.empty()) return {};
+  return variant + ": " + out + ", which the technique test never judged; on " + judged_on + " it judged " +
+         judged_names + ". Every launch of the slot, on every problem size and every call, must use the technique";
+}
+
 }  // namespace
 
 TestOutcome read_record(const std::string& path, const std::string& key) {
@@ -96,6 +135,10 @@ TestOutcome read_record(const std::string& path, const std::string& key) {
   t.threshold = number(j, "threshold");
   t.time_ms = number(j, "time_ms");
   t.baseline_ms = number(j, "baseline_ms");
+  for (const char* key : {"kernels", "judged"})
+    if (j.contains(key) && j.at(key).is_array())
+      for (const auto& k : j.at(key))
+        if (k.is_string()) (key[0] == 'k' ? t.kernels : t.judged).push_back(k.get<std::string>());
   return t;
 }
 
@@ -143,7 +186,12 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
       r.reason = starts_with(why, "not run") || starts_with(why, "not timed") ? why : "not run: " + why;
     } else if (g.kind == "correctness" || g.kind == "technique") {
       r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
-      if (r.passed) {
+      const std::string unjudged =
+          g.kind == "technique" && r.passed ? unjudged_in_slot(g.id.substr(g.id.find('.') + 1), runs, run) : "";
+      if (!unjudged.empty()) {
+        r.passed = false;
+        r.reason = "the technique test passed on its problem, but " + unjudged;
+      } else if (r.passed) {
         r.points = g.points;
         r.reason = "all " + std::to_string(r.tests_total) + " tests passed";
       } else if (r.tests_passed == r.tests_total && !run.sanitizer.empty()) {
@@ -178,6 +226,11 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
       if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
     }
     if (!run.note.empty()) r.reason += " (" + run.note + ")";
+    if (!run.infrastructure.empty()) {
+      r.reason += " (" + run.infrastructure + ")";
+      r.review = true;
+      r.infrastructure = run.infrastructure;
+    }
     r.recheck = run.recheck;
     lab.graders.push_back(std::move(r));
   }

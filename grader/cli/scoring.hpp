@@ -39,6 +39,8 @@ struct TestOutcome {
   std::optional<double> threshold;   ///< the threshold the process used
   std::optional<double> time_ms;     ///< the student's median time
   std::optional<double> baseline_ms; ///< the baseline's median time
+  std::vector<std::string> kernels;  ///< the kernels the student's code launched in the test
+  std::vector<std::string> judged;   ///< technique tests: the kernels its rules judged and passed
 };
 
 /// Reads a record file; throws Error if it is not a record. With a key (the one `convlab grade`
@@ -73,6 +75,7 @@ struct GraderRun {
   std::string not_run;             ///< why the grader was not run at all, if it was not
   std::string sanitizer;           ///< compute-sanitizer's findings, if it found errors
   std::string note;                ///< a remark that costs nothing (e.g. a sanitizer run that did not finish)
+  std::string infrastructure;      ///< the harness's own fault, twice (costs nothing; the grade is flagged for a regrade)
   double seconds = 0;              ///< wall time of its runs
   std::optional<CompilerRecheck> recheck;  ///< a failing correctness grader, looked at again (issue 18)
 };
@@ -95,6 +98,7 @@ struct GraderResult {
   std::vector<TestOutcome> tests;  ///< for the feedback
   std::optional<CompilerRecheck> recheck;  ///< looked at again with less device optimisation (issue 18)
   bool review = false;             ///< the instructor should look at this grade (the gradebook's flags column)
+  std::string infrastructure;      ///< the harness's own fault (GraderRun::infrastructure): regrade
 };
 
 /// The verdict on one lab of one submission.

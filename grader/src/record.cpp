@@ -29,8 +29,16 @@ std::string TestRecord::to_json() const {
   put("baseline_ms", baseline_ms);
   put("ratio", ratio);
   put("threshold", threshold);
+  if (!kernels.empty()) j["kernels"] = kernels;
+  if (!judged.empty()) j["judged"] = judged;
   // Infinite ratios (a NaN output) are written as null by nlohmann; keep a readable note.
   return j.dump(2);
+}
+
+std::string kernel_family(const std::string& name) {
+  std::string s = name.substr(0, name.find('<'));
+  if (s.rfind("void ", 0) == 0) s.erase(0, 5);
+  return s;
 }
 
 TestRecord& current_record() {

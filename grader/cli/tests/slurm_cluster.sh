@@ -5,7 +5,10 @@
 #   slurm_cluster_start DIR [--accounting] [--gpus]   munged, [MariaDB and slurmdbd,] slurmctld, slurmd
 #   slurm_cluster_stop                                cancels every job, then stops what start started
 #
-# Everything lives in DIR: configuration, keys, sockets, state, logs (DIR/log/). The daemons
+# Everything lives in DIR: configuration, keys, state, logs (DIR/log/); the Unix sockets, pid
+# files and slurmd's spool (slurmstepd's sockets) live in a short private folder under /tmp,
+# linked as DIR/run and DIR/spool: a socket's path may not pass 108 bytes, and DIR may sit as
+# deep as a checkout's build folder does (munged refused one of 122 bytes). The daemons
 # listen on free ports found here, so that the cluster never meets another Slurm of the machine.
 # After start, SLURM_CONF points at DIR/etc/slurm.conf and sbatch, sacct, squeue... are on PATH.
 #
@@ -25,6 +28,7 @@
 
 _sc_pids=()      # what slurm_cluster_stop stops, in reverse order: "name:pid"
 _sc_dir=""
+_sc_short=""     # the short folder of sockets, pid files and slurmd's spool (removed by stop)
 
 _sc_log() { echo "slurm cluster: $*"; }
 
@@ -107,8 +111,19 @@ slurm_cluster_start() {
   done
   _sc_dir=$dir
   rm -rf "$dir"
-  mkdir -p "$dir"/{etc,log,state,spool,bin,run}
+  mkdir -p "$dir"/{etc,log,state,bin}
   chmod 755 "$dir"
+  # Sockets in a short folder whatever DIR's depth (sun_path holds 108 bytes).
+  _sc_short=$(mktemp -d "${TMPDIR:-/tmp}/slurm.XXXXXX") || { _sc_fail "mktemp"; return 1; }
+  if [ ${#_sc_short} -gt 40 ]; then
+    rm -rf "$_sc_short"
+    _sc_short=$(mktemp -d /tmp/slurm.XXXXXX) || { _sc_fail "mktemp"; return 1; }
+  fi
+  chmod 755 "$_sc_short"
+  mkdir -p "$_sc_short"/{run,spool}
+  ln -s "$_sc_short/run" "$dir/run"
+  ln -s "$_sc_short/spool" "$dir/spool"
+  local run=$_sc_short/run
 
   local plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm stepd="" prog
   if [ -n "${SLURM_PREFIX:-}" ]; then
@@ -146,11 +161,11 @@ slurm_cluster_start() {
 
   # munge: its own key and socket.
   _sc_daemon "$(_sc_bin mungekey)" --create --keyfile="$dir/etc/munge.key" || { _sc_fail "mungekey"; return 1; }
-  _sc_daemon "$(_sc_bin munged)" --socket="$dir/run/munge.sock" --key-file="$dir/etc/munge.key" \
-    --pid-file="$dir/run/munged.pid" --seed-file="$dir/run/munged.seed" --log-file="$dir/log/munged.log" ||
+  _sc_daemon "$(_sc_bin munged)" --socket="$run/munge.sock" --key-file="$dir/etc/munge.key" \
+    --pid-file="$run/munged.pid" --seed-file="$run/munged.seed" --log-file="$dir/log/munged.log" ||
     { _sc_fail "munged did not start"; return 1; }
-  _sc_wait 20 "munged's socket" test -S "$dir/run/munge.sock" || return 1
-  _sc_remember munged "$dir/run/munged.pid"
+  _sc_wait 20 "munged's socket" test -S "$run/munge.sock" || return 1
+  _sc_remember munged "$run/munged.pid"
 
   local acct="AccountingStorageType=accounting_storage/none"
   if [ $accounting = 1 ]; then
@@ -158,18 +173,18 @@ slurm_cluster_start() {
     _sc_daemon "$(_sc_bin mariadb-install-db)" --no-defaults --datadir="$dir/db" --user=root \
       --auth-root-authentication-method=normal --skip-test-db >"$dir/log/mariadb-install.log" 2>&1 ||
       { _sc_fail "mariadb-install-db"; return 1; }
-    _sc_daemon "$(_sc_bin mariadbd)" --no-defaults --datadir="$dir/db" --user=root --socket="$dir/run/db.sock" \
-      --port="$db_port" --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$dir/run/mariadbd.pid" \
+    _sc_daemon "$(_sc_bin mariadbd)" --no-defaults --datadir="$dir/db" --user=root --socket="$run/db.sock" \
+      --port="$db_port" --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$run/mariadbd.pid" \
       --log-error="$dir/log/mariadbd.log" --innodb-buffer-pool-size=64M >/dev/null 2>&1 &
-    _sc_wait 60 "MariaDB's socket" test -S "$dir/run/db.sock" || return 1
-    _sc_wait 20 "MariaDB's pid file" test -s "$dir/run/mariadbd.pid" || return 1
-    _sc_remember mariadbd "$dir/run/mariadbd.pid"
-    _sc_daemon "$(_sc_bin mariadb)" --no-defaults -S "$dir/run/db.sock" -uroot \
+    _sc_wait 60 "MariaDB's socket" test -S "$run/db.sock" || return 1
+    _sc_wait 20 "MariaDB's pid file" test -s "$run/mariadbd.pid" || return 1
+    _sc_remember mariadbd "$run/mariadbd.pid"
+    _sc_daemon "$(_sc_bin mariadb)" --no-defaults -S "$run/db.sock" -uroot \
       -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurm'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
       { _sc_fail "cannot create the database user"; return 1; }
     cat >"$dir/etc/slurmdbd.conf" <<EOF
 AuthType=auth/munge
-AuthInfo=socket=$dir/run/munge.sock
+AuthInfo=socket=$run/munge.sock
 DbdHost=localhost
 DbdAddr=127.0.0.1
 DbdPort=$dbd_port
@@ -181,7 +196,7 @@ StorageUser=slurm
 StoragePass=slurm
 StorageLoc=slurm_acct_db
 PluginDir=$plugins
-PidFile=$dir/run/slurmdbd.pid
+PidFile=$run/slurmdbd.pid
 LogFile=$dir/log/slurmdbd.log
 EOF
     chmod 600 "$dir/etc/slurmdbd.conf"
@@ -189,7 +204,7 @@ EOF
     acct="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort=$dbd_port
-AccountingStoragePass=$dir/run/munge.sock"
+AccountingStoragePass=$run/munge.sock"
   fi
 
   local gres_node="" gres_types=""
@@ -223,13 +238,13 @@ SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$dir/run/munge.sock
+AuthInfo=socket=$run/munge.sock
 CredType=cred/munge
 PluginDir=$plugins
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
-SlurmctldPidFile=$dir/run/slurmctld.pid
-SlurmdPidFile=$dir/run/slurmd.pid
+SlurmdSpoolDir=$_sc_short/spool
+SlurmctldPidFile=$run/slurmctld.pid
+SlurmdPidFile=$run/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 ProctrackType=proctrack/linuxproc
@@ -251,21 +266,21 @@ EOF
 
   if [ $accounting = 1 ]; then
     _sc_daemon "$(_sc_bin slurmdbd)" || { _sc_fail "slurmdbd did not start"; return 1; }
-    _sc_wait 60 "slurmdbd's pid file" test -s "$dir/run/slurmdbd.pid" || return 1
-    _sc_remember slurmdbd "$dir/run/slurmdbd.pid"
+    _sc_wait 60 "slurmdbd's pid file" test -s "$run/slurmdbd.pid" || return 1
+    _sc_remember slurmdbd "$run/slurmdbd.pid"
     _sc_wait 60 "registering the cluster with slurmdbd" sacctmgr -i add cluster convlabtest || return 1
   fi
   _sc_daemon "$(_sc_bin slurmctld)" || { _sc_fail "slurmctld did not start"; return 1; }
-  _sc_wait 30 "slurmctld's pid file" test -s "$dir/run/slurmctld.pid" || return 1
-  _sc_remember slurmctld "$dir/run/slurmctld.pid"
+  _sc_wait 30 "slurmctld's pid file" test -s "$run/slurmctld.pid" || return 1
+  _sc_remember slurmctld "$run/slurmctld.pid"
   if [ -n "$stepd" ]; then
     # slurmd starts each job's slurmstepd from a path built in; here it is the prefix's.
     _sc_daemon "$(_sc_bin slurmd)" -d "$stepd" || { _sc_fail "slurmd did not start"; return 1; }
   else
     _sc_daemon "$(_sc_bin slurmd)" || { _sc_fail "slurmd did not start"; return 1; }
   fi
-  _sc_wait 30 "slurmd's pid file" test -s "$dir/run/slurmd.pid" || return 1
-  _sc_remember slurmd "$dir/run/slurmd.pid"
+  _sc_wait 30 "slurmd's pid file" test -s "$run/slurmd.pid" || return 1
+  _sc_remember slurmd "$run/slurmd.pid"
   _sc_wait 60 "the node coming up idle" sh -c 'sinfo -h -o %T | grep -qx idle' || return 1
   _sc_log "up: $host, $(nproc) CPUs${gres_node:+, $gres_node}, $( [ $accounting = 1 ] && echo "accounting by slurmdbd" || echo "no accounting"), SLURM_CONF=$SLURM_CONF"
 }
@@ -297,6 +312,8 @@ slurm_cluster_stop() {
     fi
   done
   _sc_pids=()
+  [ -n "$_sc_short" ] && rm -rf "$_sc_short"
+  _sc_short=""
   _sc_log "stopped"
   _sc_dir=""
 }

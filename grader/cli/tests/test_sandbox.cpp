@@ -123,6 +123,58 @@ TEST(Sandbox, KillsProcessesLeftBehindEvenInTheirOwnSession) {
   std::filesystem::remove_all(dir);
 }
 
+// The harness's runner dies with its judge (PR_SET_PDEATHSIG), which takes a moment on a loaded
+// machine: within the grace period a process that ends on its own is not left behind (issue 26).
+TEST(Sandbox, AProcessEndingOnItsOwnWithinTheGraceIsNotLeftBehind) {
+  RunSpec s = shell("setsid sh -c 'sleep 0.6' & sleep 0.1; exit 0");
+  s.grace_s = 5;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.leftover, 0) << r.describe();
+  EXPECT_TRUE(r.ok());
+  // Without the grace the same process is killed and counted.
+  s.grace_s = 0;
+  const RunResult now = run_sandboxed(s);
+  EXPECT_EQ(now.leftover, 1) << now.describe();
+}
+
+TEST(Sandbox, TheGraceIsBounded) {
+  RunSpec s = shell("setsid sleep 300 & sleep 0.1; exit 0");
+  s.grace_s = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_sandboxed(s);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.leftover, 1);
+  EXPECT_LT(took, 10.0);
+  EXPECT_GE(took, 1.0);
+}
+
+// Processes left behind are attributed: the harness's own (one of the executables named in
+// RunSpec::harness) or the submission's; the description says which.
+TEST(Sandbox, LeftoversAreAttributedToTheHarnessOrTheSubmission) {
+  const std::string sleep_exe = std::filesystem::canonical(which("sleep")).string();
+  RunSpec s = shell("setsid sleep 300 & setsid sh -c 'exec tail -f /dev/null' & sleep 0.3; exit 0");
+  s.harness = {sleep_exe};
+  const RunResult both = run_sandboxed(s);
+  EXPECT_EQ(both.leftover, 2) << both.describe();
+  EXPECT_EQ(both.leftover_harness, 1) << both.describe();
+  EXPECT_NE(both.describe().find("1 of them the grading harness's own"), std::string::npos) << both.describe();
+
+  s = shell("setsid sleep 300 & sleep 0.3; exit 0");
+  s.harness = {sleep_exe};
+  const RunResult harness = run_sandboxed(s);
+  EXPECT_EQ(harness.leftover, 1);
+  EXPECT_EQ(harness.leftover_harness, 1);
+  EXPECT_NE(harness.describe().find("(the grading harness's own, not the submission's)"), std::string::npos)
+      << harness.describe();
+
+  s.harness = {"/nonexistent/runner"};
+  const RunResult student = run_sandboxed(s);
+  EXPECT_EQ(student.leftover, 1);
+  EXPECT_EQ(student.leftover_harness, 0);
+  EXPECT_EQ(student.describe().find("harness"), std::string::npos) << student.describe();
+}
+
 TEST(Sandbox, FileSizeLimit) {
   const std::string dir = temp_dir("fsize");
   RunSpec s = shell("head -c 4000000 /dev/zero > " + dir + "/big");

@@ -1,8 +1,10 @@
 // Scoring, the calibration hook, and what grading writes.
 #include "reports.hpp"
+#include "recheck.hpp"
 #include "scoring.hpp"
 #include "util.hpp"
 
+#include <convlab/record.hpp>
 #include <convlab/spec.hpp>
 
 #include <gtest/gtest.h>
@@ -108,6 +110,99 @@ TEST(Scoring, AMisbehavingProcessFailsTheGrader) {
   EXPECT_NE(r.graders[0].reason.find("left 511 process(es)"), std::string::npos);
   EXPECT_DOUBLE_EQ(r.graders[2].points, 0);
   EXPECT_NE(r.graders[2].reason.find("compute-sanitizer found errors"), std::string::npos);
+}
+
+// The harness's own fault, twice (grade.cpp retried once): the signed verdicts stand, the grade is
+// flagged for a regrade, and the gradebook's flags column says so (issue 26).
+TEST(Scoring, AnInfrastructureErrorCostsNothingAndIsFlagged) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  runs["correctness.a"].infrastructure = "the grading harness left 1 of its own process(es) running, twice";
+  const LabResult r = score_lab(spec, runs);
+  EXPECT_DOUBLE_EQ(r.graders[0].points, r.graders[0].max_points);
+  EXPECT_TRUE(r.graders[0].passed);
+  EXPECT_TRUE(r.graders[0].review);
+  EXPECT_NE(r.graders[0].reason.find("left 1 of its own"), std::string::npos) << r.graders[0].reason;
+  EXPECT_NE(gradebook_flag("lab01", r.graders[0]).find("REGRADE"), std::string::npos);
+  EXPECT_EQ(gradebook_flag("lab01", r.graders[1]), "");
+}
+
+// A technique verdict holds for every launch of its slot (issue 27): a kernel that the slot's
+// correctness or speed tests launched, and that the technique test never judged, fails it, and
+// the gate takes the speed points.
+constexpr const char* kTechniqueSpec = R"({
+  "lab": "lab07", "slug": "07-demo", "title": "Demo",
+  "submission": {"files": ["demo.cu"]},
+  "forbidden_symbols": [],
+  "time_limits_s": {"compile": 60, "test": 30},
+  "graders": [
+    {"id": "correctness.tiled", "kind": "correctness", "points": 10},
+    {"id": "technique.tiled", "kind": "technique", "points": 8},
+    {"id": "speedup.tiled", "kind": "speedup", "points": 7, "threshold": 1.2, "partial_from": 1.0,
+     "gated_by": ["correctness.tiled", "technique.tiled"]}
+  ]})";
+
+std::map<std::string, GraderRun> tiled_runs(const std::vector<std::string>& speed_kernels) {
+  std::map<std::string, GraderRun> runs;
+  runs["correctness.tiled"].tests = {test("lab07.correctness.tiled.w5_h3_r1", true),
+                                     test("lab07.correctness.tiled.w3627_h3623_r1", true)};
+  runs["correctness.tiled"].tests[0].kernels = {"tiled_kernel<1>"};
+  runs["correctness.tiled"].tests[1].kernels = {"tiled_kernel<1>"};
+  runs["technique.tiled"].tests = {test("lab07.technique.tiled.w1000_h700_r3", true)};
+  runs["technique.tiled"].tests[0].kernels = {"tiled_kernel<3>"};
+  runs["technique.tiled"].tests[0].judged = {"tiled_kernel<3>"};
+  runs["speedup.tiled"].tests = {test("lab07.speedup.tiled.w8191_h8193_r4", true, 1.5)};
+  runs["speedup.tiled"].tests[0].kernels = speed_kernels;
+  return runs;
+}
+
+TEST(Scoring, ATechniqueHoldsForEveryLaunchOfItsSlot) {
+  const LabSpec spec = parse_spec(kTechniqueSpec, "test");
+  // The same kernel template at other radii: one design, judged as one.
+  const LabResult honest = score_lab(spec, tiled_runs({"tiled_kernel<4>"}));
+  EXPECT_DOUBLE_EQ(honest.score, 25) << honest.graders[1].reason;
+
+  // A plain kernel where the speed is timed: the technique fails, naming it and where it ran.
+  const LabResult sw = score_lab(spec, tiled_runs({"plain_kernel"}));
+  const GraderResult& t = sw.graders[1];
+  EXPECT_FALSE(t.passed);
+  EXPECT_DOUBLE_EQ(t.points, 0);
+  EXPECT_NE(t.reason.find("on w8191_h8193_r4 (the speed test) plain_kernel was launched"), std::string::npos)
+      << t.reason;
+  EXPECT_NE(t.reason.find("on w1000_h700_r3 it judged tiled_kernel<3>"), std::string::npos) << t.reason;
+  EXPECT_DOUBLE_EQ(sw.graders[2].points, 0);  // the technique gates speed
+  EXPECT_DOUBLE_EQ(sw.graders[0].points, 10);  // the outputs were right
+
+  // The same in a correctness test (a call-count switch: plain after the first call).
+  auto runs = tiled_runs({"tiled_kernel<4>"});
+  runs["correctness.tiled"].tests[1].kernels = {"plain_kernel"};
+  const LabResult cc = score_lab(spec, runs);
+  EXPECT_FALSE(cc.graders[1].passed);
+  EXPECT_NE(cc.graders[1].reason.find("on w3627_h3623_r1 (a correctness test) plain_kernel"), std::string::npos)
+      << cc.graders[1].reason;
+
+  // A technique test that judged no kernel of the student's (a library's kernels): nothing to compare.
+  runs = tiled_runs({"library_kernel_a"});
+  runs["technique.tiled"].tests[0].judged.clear();
+  EXPECT_TRUE(score_lab(spec, runs).graders[1].passed);
+}
+
+TEST(Scoring, RecordsCarryTheKernelsLaunchedAndJudged) {
+  const std::string dir = testing::TempDir() + "records_kernels";
+  std::filesystem::create_directories(dir);
+  convlab::TestRecord rec;
+  rec.lab = "lab07";
+  rec.test = "lab07.technique.tiled.w1000_h700_r3";
+  rec.passed = true;
+  rec.kernels = {"tiled_kernel<3>", "other"};
+  rec.judged = {"tiled_kernel<3>"};
+  const std::string key = "00112233445566778899aabbccddeeff";
+  const TestOutcome t = read_record(convlab::write_record(rec, dir, key), key);
+  EXPECT_EQ(t.kernels, rec.kernels);
+  EXPECT_EQ(t.judged, rec.judged);
+  EXPECT_EQ(convlab::kernel_family("tiled_kernel<3>"), "tiled_kernel");
+  EXPECT_EQ(convlab::kernel_family("void plain_kernel"), "plain_kernel");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Scoring, ALabWideFailureGivesNothing) {

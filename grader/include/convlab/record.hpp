@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace convlab {
 
@@ -34,10 +35,24 @@ struct TestRecord {
   std::optional<double> baseline_ms;       ///< the baseline's median time
   std::optional<double> ratio;             ///< the speed-up judged
   std::optional<double> threshold;         ///< the speed-up required
+  /// The kernels the student's code launched in this test (the graders' baselines left out): a
+  /// technique verdict must hold for every launch of its slot, so `convlab grade` checks these
+  /// against the technique test's `judged` (issue 27).
+  std::vector<std::string> kernels;
+  std::vector<std::string> judged;         ///< technique tests: the kernels the technique's rules judged, and passed
+  /// The test's problem lies outside its slot's technique (a lab whose design falls back to a plain
+  /// kernel there: lab 04's fast kernels above radius 8): its kernels are not recorded, not held
+  /// to the technique. Set by the lab's test before the first call; not written.
+  bool outside_technique = false;
 
   /// The record as a JSON object (text).
   std::string to_json() const;
 };
+
+/// A kernel's name without its template arguments: `conv2d_fast<3>` -> `conv2d_fast`. A kernel
+/// template instantiated per radius is one design, and its instantiations are judged as one
+/// (TestRecord::kernels against TestRecord::judged).
+std::string kernel_family(const std::string& name);
 
 /// The record of the test running now; graders fill in what they measure.
 TestRecord& current_record();

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "convlab/record.hpp"
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace convlab {
@@ -290,8 +294,35 @@ void expect_technique(const std::string& slot, const std::string& asks, const Te
                     "accesses (AddressSanitizer builds count nothing; GPU builds need "
                  << remote::options().path << ".facts.json)";
   std::printf("%s: %s\n", slot.c_str(), v.traffic().c_str());
-  const std::string found = all_of({rule, on_given_stream()})(v);
+  std::string found = all_of({rule, on_given_stream()})(v);
+  if (found.empty()) found = unjudged_kernels(slot, v);
   if (!found.empty()) ADD_FAILURE() << slot << ": " << found << "; the lab asks for " << asks;
+  else record_judged(v);
+}
+
+std::string unjudged_kernels(const std::string& slot, const TechniqueView& v) {
+  const auto& all = remote::kernels_launched();
+  const auto it = all.find(slot);
+  if (it == all.end()) return {};
+  std::set<std::string> judged;
+  std::string judged_names;
+  for (const auto& k : v.kernels())
+    if (judged.insert(kernel_family(k.launch.name)).second)
+      judged_names += (judged_names.empty() ? "" : ", ") + k.launch.name;
+  std::string out;
+  for (const auto& [kernel, test] : it->second)
+    if (!judged.count(kernel_family(kernel)))
+      out += (out.empty() ? "" : "; ") + kernel + " was launched in " + test;
+  if (out.empty()) return {};
+  return out + ", and this technique test never judged it (it judged " +
+         (judged_names.empty() ? std::string("no kernel") : judged_names) +
+         "): every launch of the slot, on every problem size and every call, must use the technique";
+}
+
+void record_judged(const TechniqueView& v) {
+  auto& judged = current_record().judged;
+  for (const auto& k : v.kernels())
+    if (std::find(judged.begin(), judged.end(), k.launch.name) == judged.end()) judged.push_back(k.launch.name);
 }
 
 }  // namespace convlab

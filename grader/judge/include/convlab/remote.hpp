@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,14 @@ struct CallRecord {
 const std::vector<CallRecord>& calls();
 /// Forgets the calls so far.
 void clear_calls();
+
+/// Where a kernel of the student's code was launched in this process: for each slot (the variant
+/// in the test's name, `lab03.correctness.conv2d_tiled_in.w1_h1_r0` -> `conv2d_tiled_in`), each
+/// kernel launched by the student's entries (the graders' `baseline.*` entries left out) and the
+/// first test that launched it. Kept across tests, so that a technique test sees the kernels that
+/// the slot's correctness and speed tests ran before it in the same process; `convlab grade`, which
+/// runs each grader in a process of its own, checks the records' `kernels` instead (issue 27).
+const std::map<std::string, std::map<std::string, std::string>>& kernels_launched();
 
 // ---- timing inside the runner --------------------------------------------------------------
 

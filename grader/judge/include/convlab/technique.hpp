@@ -105,8 +105,19 @@ TechniqueRule on_given_stream();
 
 /// Runs `rule` on the calls made since the test began (remote::calls()) and records a failure,
 /// "<slot>: <what it saw>; the lab asks for <asks>", if it does not hold; prints the traffic line.
-/// Skips the test, saying why, when this build can see neither code nor counts.
+/// Skips the test, saying why, when this build can see neither code nor counts. It also fails if
+/// a kernel the slot launched elsewhere in this process (unjudged_kernels) was not judged here,
+/// and records the kernels it judged (TestRecord::judged) for `convlab grade`'s same check.
 void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
                       double taps);
+
+/// The kernels `slot` launched in this process (remote::kernels_launched()) that the technique
+/// test judged none of (by kernel_family), with where each was first seen, as one sentence: a
+/// kernel chosen by problem size or by call count escapes a verdict drawn from one problem. Empty
+/// when every launch was judged. `v`: the technique problem's calls.
+std::string unjudged_kernels(const std::string& slot, const TechniqueView& v);
+
+/// Records `v`'s kernels as judged (TestRecord::judged): the technique test passed on them.
+void record_judged(const TechniqueView& v);
 
 }  // namespace convlab
