@@ -7,7 +7,8 @@
 //      and cudnnSetConvolutionMathType(..., CUDNN_FMA_MATH) so that no TF32 is used;
 //   4. the output size from cudnnGetConvolution2dForwardOutputDim, into y's descriptor;
 //   5. cudnnFindConvolutionForwardAlgorithmEx on the given buffers, with a scratch workspace:
-//      keep the fastest result whose status is CUDNN_STATUS_SUCCESS;
+//      keep the fastest result whose status is CUDNN_STATUS_SUCCESS, leaving out
+//      WINOGRAD_NONFUSED (seen returning TF32-sized errors under FMA math: the handout);
 //   6. its workspace (cudnnGetConvolutionForwardWorkspaceSize), allocated once.
 // Check every status (cudnnGetErrorString names it); cudnn_forward() then only sets the stream
 // and calls cudnnConvolutionForward. This file is the only one of the lab that may use cuDNN.
