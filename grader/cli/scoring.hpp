@@ -39,6 +39,8 @@ struct TestOutcome {
   std::optional<double> threshold;   ///< the threshold the process used
   std::optional<double> time_ms;     ///< the student's median time
   std::optional<double> baseline_ms; ///< the baseline's median time
+  std::string output;                ///< what the kernels' code printed in the test, as the judge cut it
+  std::string error_map;             ///< its error map image, relative to feedback/ ("alice/<test>.png"; "" = none)
 };
 
 /// Reads a record file; throws Error if it is not a record. With a key (the one `convlab grade`
