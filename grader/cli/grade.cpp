@@ -498,12 +498,11 @@ std::string Grader::check_symbols(const Lab& lab, const std::string& build, cons
       }
       const auto findings = fence::check(fence::load_policy(project_.root + "/" + lab.dir + "/grading.json"),
                                          fence::parse_backend(backend), {file}, harness);
-      std::string out;
-      for (std::size_t i = 0; i < findings.size() && i < 6; ++i) out += (i ? "; " : "") + findings[i].line();
-      if (findings.size() > 6) out += "; and " + std::to_string(findings.size() - 6) + " more";
-      return out;
+      std::vector<std::string> lines;
+      for (const auto& f : findings) lines.push_back(f.line());
+      return fence_refusal(lines);
     } catch (const std::exception& e) {
-      return std::string("cannot check the submission's compiled objects: ") + e.what();
+      return std::string("- cannot check the submission's compiled objects: ") + e.what();
     }
   }
   std::vector<std::string> found;
@@ -606,7 +605,7 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
     for (const auto& e : fs::recursive_directory_iterator(build + "/labs"))
       if (e.path().filename() == "lib" + lab.spec.lab + "_kernels.a") lib = e.path().string();
     const std::string bad = lib.empty() ? "the kernels library was not built" : check_symbols(lab, build, lib, false);
-    if (!bad.empty()) b.failure = "refused by the symbol fence: " + bad;
+    if (!bad.empty()) b.failure = "refused by the symbol fence:\n" + bad;
   }
   if (b.failure.empty()) {
     r = compile(lab.spec.lab + "_graders");
@@ -775,6 +774,7 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
     all_passed = all_passed && t.passed;
     run.tests.push_back(std::move(t));
   }
+  if (!replay) keep_error_maps(results, opt_.out + "/feedback", job.sub.student, run.tests);
   const bool killed = r.timed_out || r.idle_timed_out || r.output_exceeded || r.signal || r.start_failed;
   if (killed || left_by_submission > 0 || (r.exit_code != 0 && r.exit_code != 1) || (r.exit_code == 0) != all_passed)
     run.problem = r.describe() + (r.exit_code == 1 && all_passed ? " although every test passed" : "");
@@ -895,9 +895,14 @@ void Grader::finish(Job& job, StudentResult result, const GpuAssigned* gpu) {
   // Its own time: building and running, not the wait for a free GPU.
   result.seconds = 0;
   for (const auto& l : result.labs) result.seconds += l.build_s + l.run_s;
+  // What a student reads names no folder of this machine (the course first: its files keep their
+  // place), nor where the submissions lie (tar names the archive in its complaints).
+  std::error_code ec;
+  const std::string from = fs::absolute(result.origin, ec).lexically_normal().parent_path().string();
+  strip_machine_paths(result, {project_.root, opt_.out, work_, from});
   write_file_atomic(opt_.out + "/state/" + result.student + ".json", to_json(result));
   write_file_atomic(opt_.out + "/feedback/" + result.student + ".md", feedback_markdown(result, opt_.preset));
-  write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result));
+  write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result, opt_.preset));
   std::string line = "[" + std::to_string(++done_) + "/" + std::to_string(total_) + "] " + result.student + ": " +
                      fmt_points(result.total()) + " / " + fmt_points(result.max_total());
   const auto short_text = [](const std::string& s) {

@@ -4,10 +4,15 @@
 #include "recheck.hpp"
 #include "util.hpp"
 
+#include <convlab/record.hpp>
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 
@@ -38,7 +43,8 @@ std::optional<double> opt_in(const json& j, const char* k) {
 json test_json(const TestOutcome& t) {
   return {{"name", t.name},       {"recorded", t.recorded}, {"passed", t.passed},       {"skipped", t.skipped},
           {"message", t.message}, {"seed", t.seed},         {"base_seed", t.base_seed}, {"ratio", opt(t.ratio)},
-          {"threshold", opt(t.threshold)}, {"time_ms", opt(t.time_ms)}, {"baseline_ms", opt(t.baseline_ms)}};
+          {"threshold", opt(t.threshold)}, {"time_ms", opt(t.time_ms)}, {"baseline_ms", opt(t.baseline_ms)},
+          {"output", t.output}, {"error_map", t.error_map}};
 }
 
 TestOutcome test_in(const json& j) {
@@ -54,6 +60,8 @@ TestOutcome test_in(const json& j) {
   t.threshold = opt_in(j, "threshold");
   t.time_ms = opt_in(j, "time_ms");
   t.baseline_ms = opt_in(j, "baseline_ms");
+  t.output = j.value("output", std::string());        // absent from results saved before issue 28
+  t.error_map = j.value("error_map", std::string());
   return t;
 }
 
@@ -96,6 +104,39 @@ std::string ratio_text(const std::optional<double>& r) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3gx", *r);
   return buf;
+}
+
+// Why a grader earned what it earned, where its lab's own reason is said once, above it.
+std::string grader_reason(const LabResult& l, const GraderResult& g) {
+  if (!l.failure.empty() && g.reason == "no points: " + l.failure) return "no points: the lab's reason above";
+  return g.reason;
+}
+
+// A lab's reason for no points, where the submission's own reason is said once, above it.
+std::string lab_failure(const StudentResult& r, const LabResult& l) {
+  if (!r.failure.empty() && l.failure == "the submission could not be read: " + r.failure)
+    return "the submission could not be read (above)";
+  return l.failure;
+}
+
+std::string replay_line(const TestOutcome& t, const std::string& preset) {
+  return "CONVLAB_SEED=" + std::to_string(t.base_seed) + " ctest --test-dir build/" + preset + " -R '^" + t.name +
+         "$' --output-on-failure";
+}
+
+// The tests whose failure the feedback shows in full: the first few failing ones of a grader.
+std::vector<const TestOutcome*> shown_failures(const GraderResult& g) {
+  std::vector<const TestOutcome*> out;
+  for (const auto& t : g.tests)
+    if (!t.passed && out.size() < kFailuresShown) out.push_back(&t);
+  return out;
+}
+
+// The test whose printing the feedback shows when no failure shown printed anything.
+const TestOutcome* first_printing(const GraderResult& g) {
+  for (const auto& t : g.tests)
+    if (!t.output.empty()) return &t;
+  return nullptr;
 }
 
 // A fenced block that no line of `text` can close.
@@ -233,14 +274,14 @@ std::string feedback_markdown(const StudentResult& r, const std::string& preset)
   md << "# Grading feedback: " << r.student << "\n\n"
      << "Total: **" << fmt_points(r.total()) << " / " << fmt_points(r.max_total()) << "**";
   if (r.total() > r.max_total()) md << " (with extra credit)";
-  md << "\n\nSubmission: `" << r.origin << "` (" << r.kind << ")\n\n";
+  md << "\n\nSubmission: `" << shown_origin(r.origin) << "` (" << r.kind << ")\n\n";
   if (!r.failure.empty()) md << "**Not graded:** " << r.failure << "\n\n";
   for (const auto& n : r.notes) md << "- Note: " << n << "\n";
   if (!r.notes.empty()) md << "\n";
   for (const auto& l : r.labs) {
     md << "## " << l.lab << " — " << l.title << ": " << fmt_points(l.score) << " / " << fmt_points(l.max_score) << "\n\n";
     if (!l.submitted) md << "No files of this lab in the submission.\n\n";
-    if (!l.failure.empty()) md << "**No points for this lab:** " << l.failure << "\n\n";
+    if (!l.failure.empty()) md << "**No points for this lab:** " << lab_failure(r, l) << "\n\n";
     for (const auto& n : l.notes) md << "- Note: " << n << "\n";
     if (!l.notes.empty()) md << "\n";
     if (!l.details.empty()) md << fenced(l.details) << "\n";
@@ -256,39 +297,57 @@ std::string feedback_markdown(const StudentResult& r, const std::string& preset)
     for (const auto& g : l.graders) {
       md << "### " << g.id << ": " << result_word(g) << "\n\n";
       if (!g.description.empty()) md << g.description << ".\n\n";
-      md << g.reason << "\n\n";
+      md << grader_reason(l, g) << "\n\n";
       if (g.recheck) {  // looked at again with less device optimisation (recheck.hpp)
         std::istringstream lines(recheck_message(*g.recheck, g.id, true));
         for (std::string line; std::getline(lines, line);) md << "> " << line << "\n";
         md << "\n";
       }
-      int shown = 0;
-      for (const auto& t : g.tests) {
-        if (t.passed || shown >= 3) continue;
-        ++shown;
-        md << "- `" << t.name << "`" << (t.ratio ? " (speed-up " + ratio_text(t.ratio) + ")" : "") << "\n\n";
-        if (!t.message.empty()) md << fenced(head_lines(t.message, 40));
-        if (t.recorded && !t.skipped)
-          md << "\n  Replay: `CONVLAB_SEED=" << t.base_seed << " ctest --test-dir build/" << preset << " -R '^" << t.name
-             << "$' --output-on-failure`\n";
+      bool printed_shown = false;
+      for (const TestOutcome* t : shown_failures(g)) {
+        md << "- `" << t->name << "`" << (t->ratio ? " (speed-up " + ratio_text(t->ratio) + ")" : "") << "\n\n";
+        const std::string message = failure_text(t->message);
+        if (!message.empty()) md << fenced(head_lines(message, 40));
+        if (!t->error_map.empty())
+          md << "\n  ![error map of " << t->name << ": red wrong, yellow never written, blue tile edges](" << t->error_map
+             << ")\n";
+        if (t->recorded && !t->skipped) md << "\n  Replay: `" << replay_line(*t, preset) << "`\n";
+        if (!t->output.empty()) {
+          md << "\n  What your code printed in this test:\n\n" << fenced(head_lines(t->output, kPrintedLinesShown + 1));
+          printed_shown = true;
+        }
         md << "\n";
       }
+      if (const TestOutcome* t = first_printing(g); t && !printed_shown)
+        md << "What your code printed in `" << t->name << "` (printing costs no points):\n\n"
+           << fenced(head_lines(t->output, kPrintedLinesShown + 1)) << "\n";
     }
   }
   return md.str();
 }
 
-std::string gradescope_json(const StudentResult& r) {
+std::string gradescope_json(const StudentResult& r, const std::string& preset) {
   json tests = json::array();
   for (const auto& l : r.labs)
     for (const auto& g : l.graders) {
-      std::string output = g.reason;
+      std::string output = grader_reason(l, g);
       if (g.recheck) output += "\n\n" + recheck_message(*g.recheck, g.id, true);
+      const TestOutcome* printed = nullptr;
       for (const auto& t : g.tests)
         if (!t.passed && t.recorded && !t.skipped) {
-          output += "\n\n" + t.name + ":\n" + head_lines(t.message, 30);
+          std::string message = head_lines(failure_text(t.message), 30);
+          // The error map's copy beside the feedback, named from the output folder.
+          if (const auto p = t.error_map.empty() ? std::string::npos : message.find(t.error_map); p != std::string::npos)
+            message.insert(p, "feedback/");
+          output += "\n\n" + t.name + ":\n" + message + (message.empty() || message.back() == '\n' ? "" : "\n") +
+                    "Replay: " + replay_line(t, preset);
+          if (!t.output.empty()) printed = &t;
           break;
         }
+      if (!printed) printed = first_printing(g);
+      if (printed)
+        output += "\n\nWhat your code printed in " + printed->name + " (printing costs no points):\n" +
+                  head_lines(printed->output, kPrintedLinesShown + 1);
       tests.push_back({{"name", l.lab + " " + g.id + (g.description.empty() ? "" : ": " + g.description)},
                        {"score", g.points},
                        {"max_score", g.extra_credit ? 0.0 : g.max_points},
@@ -300,11 +359,125 @@ std::string gradescope_json(const StudentResult& r) {
   for (const auto& n : r.notes) summary += "\nNote: " + n;
   for (const auto& l : r.labs) {
     summary += "\n" + l.lab + ": " + fmt_points(l.score) + " / " + fmt_points(l.max_score);
-    if (!l.failure.empty()) summary += " — " + l.failure;
+    if (!l.failure.empty()) summary += " — " + lab_failure(r, l);
     for (const auto& n : l.notes) summary += "\n  Note: " + n;
   }
   const json j = {{"score", r.total()}, {"max_score", r.max_total()}, {"tests", tests}, {"output", summary}};
   return j.dump(2) + "\n";
+}
+
+void keep_error_maps(const std::string& results, const std::string& feedback_dir, const std::string& student,
+                     std::vector<TestOutcome>& tests) {
+  namespace fs = std::filesystem;
+  std::size_t shown = 0;
+  for (auto& t : tests) {
+    if (t.passed || shown++ >= kFailuresShown) continue;
+    const std::string map = results + "/error-maps/" + safe_name(t.name) + ".png";
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(map, ec))) continue;  // the judge's file, never a link
+    make_dirs(feedback_dir + "/" + student);
+    const std::string copy = student + "/" + safe_name(t.name) + ".png";
+    fs::copy_file(map, feedback_dir + "/" + copy, fs::copy_options::overwrite_existing, ec);
+    if (ec) continue;
+    t.error_map = copy;
+    if (const auto p = t.message.find(map); p != std::string::npos) t.message.replace(p, map.size(), copy);
+  }
+}
+
+std::string shown_origin(const std::string& origin) {
+  std::string o = origin;
+  while (o.size() > 1 && o.back() == '/') o.pop_back();
+  const auto slash = o.rfind('/');
+  return slash == std::string::npos ? o : o.substr(slash + 1);
+}
+
+std::string strip_machine_paths(const std::string& text, const std::vector<std::string>& roots) {
+  std::vector<std::string> sorted;
+  std::string course;  // roots.front(): its own files are named by their place in the course
+  for (const auto& root : roots) {
+    std::string r = root;
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    if (r.size() > 1 && r[0] == '/') sorted.push_back(r);
+    if (&root == &roots.front()) course = r;
+  }
+  // The longest first: the work folder may lie inside the output folder, both inside the course.
+  std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  const auto path_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
+  };
+  std::string out = text;
+  for (const auto& root : sorted) {
+    for (std::size_t p = out.find(root); p != std::string::npos; p = out.find(root, p)) {
+      const std::size_t after = p + root.size();
+      if (after < out.size() && out[after] != '/' && path_char(out[after])) {  // /work/x is not /work/xy
+        p = after;
+        continue;
+      }
+      std::size_t end = after;
+      while (end < out.size() && path_char(out[end])) ++end;
+      const std::string rest = out.substr(after, end - after);  // "/slots/0/src/labs/lab01.hpp" or ""
+      std::string shown;
+      const auto src = rest.rfind("/src/"), build = rest.rfind("/build/");
+      if (src != std::string::npos && (build == std::string::npos || src > build)) shown = rest.substr(src + 5);
+      else if (build != std::string::npos) shown = "build/" + rest.substr(build + 7);
+      else if (root == course && !rest.empty()) shown = rest.substr(1);
+      else shown = rest.empty() ? std::string("the grading folder") : rest.substr(rest.rfind('/') + 1);
+      out.replace(p, end - p, shown);
+      p += shown.size();
+    }
+  }
+  return out;
+}
+
+void strip_machine_paths(StudentResult& r, const std::vector<std::string>& roots) {
+  const auto clean = [&](std::string& s) { s = strip_machine_paths(s, roots); };
+  clean(r.failure);
+  for (auto& n : r.notes) clean(n);
+  for (auto& l : r.labs) {
+    clean(l.failure);
+    clean(l.details);
+    for (auto& n : l.notes) clean(n);
+    for (auto& g : l.graders) {
+      clean(g.reason);
+      for (auto& t : g.tests) {
+        clean(t.message);
+        clean(t.output);
+      }
+      if (g.recheck) {
+        clean(g.recheck->failed);
+        clean(g.recheck->cpu);
+        for (auto& line : g.recheck->tried) clean(line);
+      }
+    }
+  }
+}
+
+std::string fence_refusal(const std::vector<std::string>& findings, std::size_t most) {
+  std::string out;
+  std::vector<std::string> said;
+  for (std::size_t i = 0; i < findings.size() && i < most; ++i) {
+    std::string line = findings[i];
+    // Its reason: the parenthesised tail, "(...)", which several findings often share.
+    if (!line.empty() && line.back() == ')') {
+      int depth = 0;
+      std::size_t open = std::string::npos;
+      for (std::size_t k = line.size(); k-- > 0;) {
+        depth += line[k] == ')' ? 1 : line[k] == '(' ? -1 : 0;
+        if (depth == 0) {
+          open = k;
+          break;
+        }
+      }
+      if (open != std::string::npos && open > 0) {
+        const std::string why = line.substr(open);
+        if (std::find(said.begin(), said.end(), why) != said.end()) line = line.substr(0, open) + "(as above)";
+        else said.push_back(why);
+      }
+    }
+    out += (out.empty() ? "- " : "\n- ") + line;
+  }
+  if (findings.size() > most) out += "\n- and " + std::to_string(findings.size() - most) + " more";
+  return out;
 }
 
 std::string compare_with_expected(const std::string& expect_path, const std::vector<StudentResult>& results,

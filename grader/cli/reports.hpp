@@ -5,10 +5,16 @@
 
 #include "scoring.hpp"
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace convlab::cli {
+
+/// The failing tests of a grader whose reports the feedback shows in full (their error maps copied).
+constexpr std::size_t kFailuresShown = 3;
+/// The lines of a test's printing the feedback shows (the judge keeps 40, convlab/remote.hpp).
+constexpr std::size_t kPrintedLinesShown = 40;
 
 /// Everything decided about one submission.
 struct StudentResult {
@@ -35,11 +41,33 @@ StudentResult student_from_json(const std::string& text);
 /// with a column per lab and the total.
 std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
                           const std::vector<double>& lab_max);
-/// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold;
-/// replay commands name the build folder of `preset`, the preset the submission was graded with.
+/// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold,
+/// what the student's code printed, error maps (copied to `feedback/<student>/`, linked relatively);
+/// one replay command per failure shown, naming the build folder of `preset`, the preset the
+/// submission was graded with (a student types it in their own tree). A lab-wide reason is said
+/// once, in its lab, not again for each grader.
 std::string feedback_markdown(const StudentResult& r, const std::string& preset = "default");
-/// `results/<student>.json` in Gradescope's results.json format.
-std::string gradescope_json(const StudentResult& r);
+/// `results/<student>.json` in Gradescope's results.json format, with the same texts.
+std::string gradescope_json(const StudentResult& r, const std::string& preset = "default");
+
+/// A failing 2D test's error map lies in the judge's results folder (`results/error-maps/<test>.png`):
+/// those of the failures the feedback shows are copied to `feedback_dir/<student>/<test>.png`, and
+/// each such test's `error_map` and message name the copy, relative to `feedback_dir`.
+void keep_error_maps(const std::string& results, const std::string& feedback_dir, const std::string& student,
+                     std::vector<TestOutcome>& tests);
+/// The name a submission is shown by in its feedback: its file or folder name, never the path it
+/// was graded from (`/srv/lms/alice.tar.gz` -> `alice.tar.gz`).
+std::string shown_origin(const std::string& origin);
+/// `text` with every absolute path under one of `roots` (the course tree, the grading run's output
+/// and work folders) made into what a student can place: a file of a grading tree by its path in
+/// the course (`.../slots/0/src/labs/01-conv-basic/lab01.hpp` -> `labs/01-conv-basic/lab01.hpp`),
+/// a build folder's by `build/...`, the course's files relative to it, anything else by its name.
+std::string strip_machine_paths(const std::string& text, const std::vector<std::string>& roots);
+/// strip_machine_paths() on every text of `r` a student reads.
+void strip_machine_paths(StudentResult& r, const std::vector<std::string>& roots);
+/// The lines of a symbol-fence refusal from its findings (`file: what (why)` each): one finding a
+/// line ("- ..."), each reason in full the first time only, at most `most` findings and how many more.
+std::string fence_refusal(const std::vector<std::string>& findings, std::size_t most = 12);
 
 /// `--expect FILE`: compares the scores of `results` with a JSON file of expected
 /// scores (`{"alice": {"lab01": 100, "reason": "..."}}`; a list of numbers accepts

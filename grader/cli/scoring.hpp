@@ -41,6 +41,8 @@ struct TestOutcome {
   std::optional<double> baseline_ms; ///< the baseline's median time
   std::vector<std::string> kernels;  ///< the kernels the student's code launched in the test
   std::vector<std::string> judged;   ///< technique tests: the kernels its rules judged and passed
+  std::string output;                ///< what the kernels' code printed in the test, as the judge cut it
+  std::string error_map;             ///< its error map image, relative to feedback/ ("alice/<test>.png"; "" = none)
 };
 
 /// Reads a record file; throws Error if it is not a record. With a key (the one `convlab grade`

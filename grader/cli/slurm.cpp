@@ -1031,6 +1031,7 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
 
   // Each student's result, the attempt that graded it and its GPU.
   std::map<std::string, StudentResult> results;
+  std::map<std::string, std::string> maps_from;  // student -> the feedback/<student>/ folder of its task
   json hw_tasks = json::array();
   json models = json::object(), flagged = json::array();
   std::map<std::string, std::string> notes;  // student -> calibration note, if graded on another model
@@ -1078,6 +1079,7 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
       if (!fs::exists(path)) continue;
       try {
         results[student] = student_from_json(read_file(path));
+        maps_from[student] = task_dir(m, share.index) + "/feedback/" + student;
       } catch (const Error& e) {
         problems.push_back(path + ": " + e.what());
       }
@@ -1105,6 +1107,10 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
       r.notes.push_back(notes[student]);
       flagged.push_back(where[student]);
     }
+    // The error maps its feedback links to, feedback/<student>/, from the task that graded it.
+    if (std::error_code ec; fs::is_directory(maps_from[student], ec))
+      fs::copy(maps_from[student], out + "/feedback/" + student,
+               fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
     write_file_atomic(out + "/feedback/" + student + ".md", feedback_markdown(r));
     write_file_atomic(out + "/results/" + student + ".json", gradescope_json(r));
     ordered.push_back(std::move(r));

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace convlab {
 
@@ -31,6 +33,7 @@ std::string TestRecord::to_json() const {
   put("threshold", threshold);
   if (!kernels.empty()) j["kernels"] = kernels;
   if (!judged.empty()) j["judged"] = judged;
+  if (!output.empty()) j["output"] = output;
   // Infinite ratios (a NaN output) are written as null by nlohmann; keep a readable note.
   return j.dump(2);
 }
@@ -39,6 +42,62 @@ std::string kernel_family(const std::string& name) {
   std::string s = name.substr(0, name.find('<'));
   if (s.rfind("void ", 0) == 0) s.erase(0, 5);
   return s;
+}
+
+namespace {
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+std::string failure_text(const std::string& gtest_message) {
+  std::string m = gtest_message;
+  for (const char* tail : {"\nGoogle Test trace:", "\nStack trace:"})
+    if (const auto p = m.find(tail); p != std::string::npos) m.erase(p);
+  if (starts_with(m, "Google Test trace:")) m.clear();
+  // GoogleTest's own lines come first: "Failed"; "Value of: x", "  Actual: false", "Expected: true";
+  // "Expected: (a) <= (b), actual: 1 vs 2"; "Expected equality of these values:" and its indented
+  // operands. The grader's words follow them.
+  std::vector<std::string> lines;
+  for (std::size_t b = 0; b <= m.size();) {
+    const auto e = m.find('\n', b);
+    lines.push_back(m.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  std::size_t i = 0;
+  std::string check;
+  bool operands = false;
+  for (; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    const std::string t = trimmed(l);
+    if (t == "Failed") continue;
+    const bool gtest = starts_with(l, "Value of: ") || starts_with(l, "  Actual: ") || starts_with(l, "Expected: ") ||
+                       starts_with(t, "Which is: ") || l == "Expected equality of these values:" ||
+                       (operands && starts_with(l, "  "));
+    if (!gtest) break;
+    operands = operands || l == "Expected equality of these values:";
+    static const std::pair<const char*, const char*> labels[] = {
+        {"Expected equality of these values:", "these should be equal:"}, {"Value of: ", ""},
+        {"Actual: ", "actual "}, {"Expected: ", "expected "}, {"Which is: ", "= "}};
+    std::string part = t;
+    for (const auto& [label, said] : labels)
+      if (starts_with(part, label)) {
+        part = said + part.substr(std::string(label).size());
+        break;
+      }
+    check += (check.empty() ? "" : " ") + part;
+  }
+  std::string words;
+  for (std::size_t k = i; k < lines.size(); ++k) words += lines[k] + (k + 1 < lines.size() ? "\n" : "");
+  while (!words.empty() && words.back() == '\n') words.pop_back();
+  if (!trimmed(words).empty()) return words;
+  return check.empty() ? std::string() : "a check failed: " + check;
 }
 
 TestRecord& current_record() {

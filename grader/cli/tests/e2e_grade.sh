@@ -62,6 +62,15 @@ check "feedback names each grader and the threshold" grep -q '| speedup.conv1d |
 check "feedback of the compile error shows the compiler's message" grep -q "expected a \";\"" "$o/feedback/compile_error.md"
 check "feedback names the forbidden symbol" grep -q "cublasCreate" "$o/feedback/forbidden_call.md"
 check "feedback names the tampered files" grep -q "labs/01-conv-basic/grading.json" "$o/feedback/tamper_tests.md"
+check "feedback lists the fence's findings one a line" grep -q "^- conv_basic.cu: uses cublasCreate" "$o/feedback/forbidden_call.md"
+# What a student reads names no folder of the grading machine (the course, the outputs, the
+# submissions) and carries no GoogleTest scaffolding; one replay line per failure shown.
+check "no path of the grading machine in any feedback or results file" \
+  bash -c '! grep -rlF -e "$1" -e "$2" "$3/feedback" "$3/results"' _ "$root" "$work" "$o"
+check "no GoogleTest scaffolding in any feedback or results file" \
+  bash -c '! grep -rlE "Value of:|Google Test trace|^ *Expected: " "$1/feedback" "$1/results"' _ "$o"
+check "the submission is named by its file name" grep -q 'Submission: `correct_tarball.tar.gz` (tarball)' "$o/feedback/correct_tarball.md"
+check "the unpack reason is said once" test "$(grep -c "cannot unpack the tarball" "$o/feedback/corrupt_tarball.md")" -eq 1
 check "hardware.json written" grep -q '"gpus"' "$o/hardware.json"
 check "hardware.json: the toolchain check ran, and says there is no GPU to check on" \
   grep -q '"status": "no-gpu"' "$o/hardware.json"

@@ -6,7 +6,7 @@
 /// { "lab": "lab01", "test": "lab01.correctness.conv1d.n1_r0", "impl": "student",
 ///   "passed": false, "skipped": false, "message": "...", "seed": 1234,
 ///   "max_error": 0.5, "max_error_ratio": 1.2e6, "time_ms": 0.51, "baseline_ms": 0.52,
-///   "ratio": 1.02, "threshold": 0.5 }
+///   "ratio": 1.02, "threshold": 0.5, "output": "what the kernels' code printed\n" }
 /// \endcode
 /// The results directory is given by `--convlab-results=DIR` (set by the build)
 /// or the CONVLAB_RESULTS_DIR environment variable, which wins.
@@ -44,6 +44,7 @@ struct TestRecord {
   /// kernel there: lab 04's fast kernels above radius 8): its kernels are not recorded, not held
   /// to the technique. Set by the lab's test before the first call; not written.
   bool outside_technique = false;
+  std::string output;                      ///< what the kernels' code printed during the test (remote::take_printed)
 
   /// The record as a JSON object (text).
   std::string to_json() const;
@@ -53,6 +54,12 @@ struct TestRecord {
 /// template instantiated per radius is one design, and its instantiations are judged as one
 /// (TestRecord::kernels against TestRecord::judged).
 std::string kernel_family(const std::string& name);
+
+/// A GoogleTest failure message as a student reads it: without the scoped traces (the replay
+/// line, which each front end writes for its own build folder), without "Failed" and without the
+/// "Value of: / Actual: / Expected:" lines that come before a grader's own words; a bare check
+/// with no words of its own reads "a check failed: ...".
+std::string failure_text(const std::string& gtest_message);
 
 /// The record of the test running now; graders fill in what they measure.
 TestRecord& current_record();

@@ -17,6 +17,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -38,6 +39,7 @@ using wire::Status;
 struct Connection {
   pid_t pid = -1;
   int req = -1, rep = -1;
+  int printed = -1;  // the read end of the runner's stdout and stderr
   char* window = nullptr;
   std::size_t window_bytes = 0;
   bool started = false;
@@ -58,6 +60,50 @@ int g_schedule = 0;
 std::uint64_t g_schedule_seed = 0;
 std::string g_ended;  // why the runner of this test ended: later requests of the test fail with it
 
+// What the runners printed since take_printed(): the head kept, the rest only counted.
+struct Printed {
+  std::string kept;
+  std::size_t lines = 0;          // newlines in kept
+  std::uint64_t cut_bytes = 0, cut_lines = 0;
+  std::uint64_t total = 0;        // bytes in all, for the stop at kPrintedStopBytes
+} g_printed;
+
+void keep_printed(const char* p, std::size_t n) {
+  g_printed.total += n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (g_printed.lines < kPrintedLines && g_printed.kept.size() < kPrintedBytes) {
+      g_printed.kept += p[i];
+      if (p[i] == '\n') ++g_printed.lines;
+    } else {
+      ++g_printed.cut_bytes;
+      if (p[i] == '\n') ++g_printed.cut_lines;
+    }
+  }
+}
+
+// Reads what is waiting on the runner's output pipe, up to `most` bytes; false at its end.
+bool drain_printed(std::size_t most) {
+  char buf[65536];
+  while (g_conn.printed >= 0 && most > 0) {
+    const ssize_t got = ::read(g_conn.printed, buf, std::min(sizeof buf, most));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return got < 0 && errno == EAGAIN;
+    keep_printed(buf, static_cast<std::size_t>(got));
+    most -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+// A byte run that is valid UTF-8 from `i`: its length, or 0.
+std::size_t utf8_length(const std::string& s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
 std::string signal_name(int sig) {
   const char* d = sigdescr_np(sig);
   const char* a = sigabbrev_np(sig);
@@ -67,6 +113,10 @@ std::string signal_name(int sig) {
 void close_fds(Connection& c) {
   if (c.req >= 0) ::close(c.req);
   if (c.rep >= 0) ::close(c.rep);
+  if (c.printed >= 0) {
+    drain_printed(std::size_t(1) << 20);  // its last words before it ended: a crash's are the useful ones
+    ::close(c.printed);
+  }
   if (c.window) ::munmap(c.window, c.window_bytes);
   c = Connection{};
 }
@@ -169,10 +219,23 @@ void read_all(int fd, void* p, std::size_t n, std::chrono::steady_clock::time_po
                     g_options.timeout_s);
       fail(buf, true);
     }
-    pollfd pfd{fd, POLLIN, 0};
-    const int pr = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    // The runner's prints are taken as they come: a runner blocked on a full output pipe would
+    // never answer.
+    pollfd pfd[2] = {{fd, POLLIN, 0}, {g_conn.printed, POLLIN, 0}};
+    const int pr = ::poll(pfd, g_conn.printed >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (pr < 0 && errno == EINTR) continue;
     if (pr <= 0) continue;
+    if (g_conn.printed >= 0 && (pfd[1].revents & (POLLIN | POLLHUP))) {
+      if (!drain_printed(std::size_t(1) << 20)) {  // the runner closed its output: its end is near
+        ::close(g_conn.printed);
+        g_conn.printed = -1;
+      }
+      if (g_printed.total > kPrintedStopBytes)
+        fail("printed more than " + std::to_string(kPrintedStopBytes >> 20) +
+                 " MiB in one test (a print in an endless loop?) and was stopped at the output limit",
+             true);
+    }
+    if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     const ssize_t got = ::read(fd, c, n);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) fail("", false);
@@ -214,6 +277,7 @@ Reply request(Op op, const std::string& payload, const std::string& what) {
   r.status = static_cast<Status>(rhead[1]);
   r.payload.resize(rlen);
   read_all(g_conn.rep, r.payload.data(), rlen, deadline);
+  drain_printed(std::size_t(1) << 20);  // the runner flushed its prints before it answered
   g_current.clear();
   if (r.status == Status::error) throw std::runtime_error("the runner could not " + what + ": " + r.payload);
   if (r.status == Status::cuda_error) {
@@ -238,8 +302,9 @@ void start() {
     throw RunnerError("the runner " + g_options.path + " cannot be run (" + std::strerror(errno) +
                       "): build the lab first (cmake --build)");
   std::signal(SIGPIPE, SIG_IGN);  // a runner that dies must fail a request, not end the judge
-  int to_runner[2], from_runner[2], report[2];
-  if (::pipe2(to_runner, O_CLOEXEC) || ::pipe2(from_runner, O_CLOEXEC) || ::pipe2(report, O_CLOEXEC))
+  int to_runner[2], from_runner[2], report[2], printed[2];
+  if (::pipe2(to_runner, O_CLOEXEC) || ::pipe2(from_runner, O_CLOEXEC) || ::pipe2(report, O_CLOEXEC) ||
+      ::pipe2(printed, O_CLOEXEC | O_NONBLOCK))
     throw RunnerError(std::string("cannot make pipes for the runner: ") + std::strerror(errno));
   const int mem = ::memfd_create("convlab-window", MFD_CLOEXEC);
   if (mem < 0 || ::ftruncate(mem, static_cast<off_t>(g_options.window_bytes)) != 0)
@@ -267,9 +332,12 @@ void start() {
   if (pid < 0) throw RunnerError(std::string("cannot start the runner: ") + std::strerror(errno));
   if (pid == 0) {
     // Move the three channels to fds 3, 4, 5 (via high numbers, so none is overwritten early).
+    // Its stdout and stderr go to the judge's pipe for them, blocking on the runner's side.
     const int a = ::fcntl(to_runner[0], F_DUPFD, 64), b = ::fcntl(from_runner[1], F_DUPFD, 64),
-              c = ::fcntl(mem, F_DUPFD, 64);
-    if (a < 0 || b < 0 || c < 0 || ::dup2(a, 3) < 0 || ::dup2(b, 4) < 0 || ::dup2(c, 5) < 0) ::_exit(126);
+              c = ::fcntl(mem, F_DUPFD, 64), o = ::fcntl(printed[1], F_DUPFD, 64);
+    if (a < 0 || b < 0 || c < 0 || o < 0 || ::dup2(a, 3) < 0 || ::dup2(b, 4) < 0 || ::dup2(c, 5) < 0 ||
+        ::fcntl(o, F_SETFL, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(o, 2) < 0)
+      ::_exit(126);
     for (int fd = 6; fd < 1024; ++fd)
       if (fd != report[1]) ::close(fd);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the runner never outlives its judge
@@ -281,6 +349,7 @@ void start() {
   }
   ::close(to_runner[0]);
   ::close(from_runner[1]);
+  ::close(printed[1]);
   ::close(mem);
   ::close(report[1]);
   int exec_errno = 0;
@@ -289,6 +358,7 @@ void start() {
   g_conn.pid = pid;
   g_conn.req = to_runner[1];
   g_conn.rep = from_runner[0];
+  g_conn.printed = printed[0];
   g_conn.window = static_cast<char*>(w);
   g_conn.window_bytes = g_options.window_bytes;
   g_conn.started = true;
@@ -436,6 +506,30 @@ std::string call_raw(const std::string& entry, const std::string& args) {
 }
 
 const std::vector<CallRecord>& calls() { return g_calls; }
+
+std::string take_printed() {
+  drain_printed(std::size_t(1) << 20);
+  const Printed p = std::exchange(g_printed, Printed{});
+  std::string text;
+  for (std::size_t i = 0; i < p.kept.size();) {
+    const char c = p.kept[i];
+    if (c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7F)) {
+      text += c;
+      ++i;
+    } else if (const std::size_t n = utf8_length(p.kept, i)) {
+      text += p.kept.substr(i, n);
+      i += n;
+    } else {
+      if (c != '\r') text += '?';  // a terminal's control codes, a byte that is not text
+      ++i;
+    }
+  }
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  if (p.cut_bytes > 0)
+    text += "[convlab: cut here; " + std::to_string(p.cut_lines) + " more lines (" + std::to_string(p.cut_bytes) +
+            " bytes) not kept: the graders keep the first " + std::to_string(kPrintedLines) + " lines of each test]\n";
+  return text;
+}
 void clear_calls() { g_calls.clear(); }
 const std::map<std::string, std::map<std::string, std::string>>& kernels_launched() { return g_kernels_launched; }
 

@@ -59,7 +59,8 @@ int main() {
       w.u8(1);
       w.str("");
       w.str("a fake runner");
-      const std::vector<std::string> names = {"ok", "crash", "hang", "garbage", "huge", "exit0", "noise", "short"};
+      const std::vector<std::string> names = {"ok",    "crash", "hang",  "garbage",      "huge",
+                                              "exit0", "noise", "short", "fake_verdict", "flood"};
       w.u64(names.size());
       for (const auto& n : names) w.str(n);
       reply(kMagic, 0, w.take(), w.data().size());
@@ -89,6 +90,14 @@ int main() {
     }
     if (entry == "noise")
       for (int i = 0; i < 1000; ++i) std::printf("output that is not a reply %d\n", i);
+    if (entry == "fake_verdict") {  // what a launcher could print to pass for the graders, then a wrong answer
+      std::printf("[       OK ] lab01.correctness.conv1d.n1_r0 (0 ms)\n[  PASSED  ] 13 tests.\n");
+      std::fprintf(stderr, "[  SKIPPED ] 1 test\n\x1b[2J\xff\n");
+      for (int i = 0; i < 100; ++i) std::printf("debug line %d\n", i);
+    }
+    if (entry == "flood")  // a print in an endless loop
+      for (;;) std::fputs("debug: printing forever ...............................................\n", stdout);
+    std::fflush(nullptr);  // as the real runner does before it answers
     // A proper answer: returned normally, no errors, empty result, empty evidence.
     w.u8(0);
     w.str("");

@@ -108,6 +108,33 @@ TEST(Remote, OutputOfTheRunnerIsNotAReply) {
   EXPECT_NO_THROW(remote::call_raw("noise", ""));
 }
 
+TEST(Remote, PrintedTextIsKeptApartCutAndNeverAVerdict) {
+  use_fake();
+  (void)remote::take_printed();
+  // The call succeeds as the runner answered it: what it printed decides nothing.
+  EXPECT_NO_THROW(remote::call_raw("fake_verdict", ""));
+  const std::string printed = remote::take_printed();
+  EXPECT_NE(printed.find("[  PASSED  ] 13 tests.\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("[  SKIPPED ] 1 test\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("?[2J?\n"), std::string::npos) << printed;  // a terminal code and a byte that is not text
+  std::size_t lines = 0;
+  for (char c : printed) lines += c == '\n';
+  EXPECT_EQ(lines, remote::kPrintedLines + 1) << printed;  // the first lines, and what was cut
+  EXPECT_NE(printed.find("[convlab: cut here; 64 more lines"), std::string::npos) << printed;
+  EXPECT_EQ(remote::take_printed(), "");  // taken once
+}
+
+TEST(Remote, AFloodOfPrintingIsStoppedAtTheOutputLimit) {
+  use_fake(60);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = failure_of("flood");
+  EXPECT_NE(why.find("stopped at the output limit"), std::string::npos) << why;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));  // not at the time limit
+  EXPECT_NE(remote::take_printed().find("debug: printing forever"), std::string::npos);
+  remote::begin_test(0, 2);
+  EXPECT_NO_THROW(remote::call_raw("ok", ""));
+}
+
 TEST(Remote, AfterACrashTheTestStopsAndTheNextTestGetsAFreshRunner) {
   use_fake();
   (void)failure_of("crash");

@@ -47,6 +47,20 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// What the runner prints (its stdout and stderr: a student's debug output, printf in a kernel)
+/// comes to the judge through a pipe of its own, never the judge's output or the reply channel,
+/// and is kept apart from everything a verdict is read from: a printed "[  PASSED  ]" is text.
+/// Per test the first kPrintedLines lines (at most kPrintedBytes bytes) are kept; the rest is
+/// counted and dropped, and a runner that prints more than kPrintedStopBytes in one test (a print
+/// in an endless loop) is stopped, which fails the test at "the output limit".
+constexpr std::size_t kPrintedLines = 40;
+constexpr std::size_t kPrintedBytes = 4096;
+constexpr std::size_t kPrintedStopBytes = std::size_t(16) << 20;
+/// What the runner printed since the last call, as readable text (control characters and bytes
+/// that are not UTF-8 shown as '?'), ending with a line that says how much was cut, if any; "" if
+/// it printed nothing. Forgets it.
+std::string take_printed();
+
 /// The runner's answer to hello (asking starts the runner).
 struct DeviceStatus {
   std::string backend;               ///< "cuda" or "cpu"
