@@ -6,6 +6,7 @@
 #include "fence.hpp"
 #include "gpus.hpp"
 #include "hardware.hpp"
+#include "intake.hpp"
 #include "recheck.hpp"
 #include "reports.hpp"
 #include "sandbox.hpp"
@@ -189,10 +190,14 @@ private:
   int write_outputs();
   int compare_expectations();
   void prepare_dir(const std::string& dir) const;
+  std::map<std::string, GraderRun> unreachable(const LabSpec& spec) const;
+  void identify(StudentResult& r, std::size_t index) const;
 
   const Project& project_;
   GradeOptions opt_;
   std::vector<const Lab*> labs_;
+  std::vector<Intake> intake_;            // the submissions, one per student (intake.hpp)
+  bool cpu_backend_ = false;              // graded on the CPU backend: the speed graders need a GPU
   std::map<std::string, LabSpec> specs_;  // calibrated
   GpuContext gpu_context_;                // nvidia-smi's GPUs, convlab's own CUDA_VISIBLE_DEVICES (gpus.hpp)
   std::vector<GpuAssigned> gpus_;         // the GPUs of this run, checked; opt_.gpus holds their entries
@@ -234,6 +239,24 @@ void Grader::resolve_labs() {
     }
     specs_[s.lab] = s;
   }
+}
+
+// The graders this run cannot grade, marked so before anything runs: on the CPU backend the speed
+// graders (they time kernels on a GPU). Every path to a lab's score starts from these, so that every
+// student's gradebook row has the same points possible.
+std::map<std::string, GraderRun> Grader::unreachable(const LabSpec& spec) const {
+  std::map<std::string, GraderRun> runs;
+  if (cpu_backend_)
+    for (const auto& g : spec.graders)
+      if (g.kind == "speedup") runs[g.id].needs_gpu = true;
+  return runs;
+}
+
+// The roster's names for a result, new or resumed (a roster may be corrected between runs).
+void Grader::identify(StudentResult& r, std::size_t index) const {
+  r.id = intake_[index].id;
+  r.name = intake_[index].display;
+  r.email = intake_[index].email;
 }
 
 void Grader::prepare_dir(const std::string& dir) const {
@@ -819,7 +842,7 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   const std::string scratch = job.dir + "/" + b.spec.lab;
   for (const char* d : {"run", "home", "tmp"}) prepare_dir(scratch + "/" + d);
   const double t0 = now_s();
-  std::map<std::string, GraderRun> runs;
+  std::map<std::string, GraderRun> runs = unreachable(b.spec);
   // The tests, as the graders list them.
   RunSpec list = graders_spec(job, b, gpu, scratch + "/tmp");
   list.argv = {b.exe, "--gtest_list_tests"};
@@ -860,7 +883,7 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     runs[g.id] = std::move(run);
   }
   for (const auto& g : b.spec.graders) {
-    if (g.kind != "speedup") continue;
+    if (g.kind != "speedup" || runs[g.id].needs_gpu) continue;
     std::string failed_gate;
     for (const auto& id : g.gated_by) {
       const auto gate = runs.find(id);
@@ -930,11 +953,12 @@ void Grader::run_worker(const GpuAssigned& gpu) {
     result.kind = job->sub.kind;
     result.fingerprint = job->fingerprint;
     result.notes = job->sub.notes;
+    identify(result, job->index);
     try {
       for (const auto& b : job->labs) {
         LabResult lab;
         if (!b.failure.empty() || b.exe.empty()) {
-          lab = score_lab(b.spec, {}, b.failure);
+          lab = score_lab(b.spec, unreachable(b.spec), b.failure);
         } else {
           lab = run_lab(*job, b, gpu.entry);
           // Did it write where it must not? The tree it was built from, and ours.
@@ -943,7 +967,7 @@ void Grader::run_worker(const GpuAssigned& gpu) {
           if (hash_files(b.slot_src, integrity_files_) != slot_hash_) changed.push_back("the grading tree");
           if (hash_files(project_.root, root_files_) != root_hash_) changed.push_back("the course tree " + project_.root);
           if (!changed.empty()) {
-            LabResult bad = score_lab(b.spec, {}, "files outside the submission's folder changed while its graders ran (" +
+            LabResult bad = score_lab(b.spec, unreachable(b.spec), "files outside the submission's folder changed while its graders ran (" +
                                                       changed.front() + "): modifying the graders is not allowed");
             bad.run_s = lab.run_s;
             lab = bad;
@@ -1039,6 +1063,7 @@ int Grader::run() {
     const std::string backend = grading_backend(opt_.preset, opt_.cmake_args, presets("CMakePresets.json"),
                                                 presets("CMakeUserPresets.json"));
     gpu_context_ = read_gpu_context(backend != "cpu", opt_.gpus);
+    cpu_backend_ = backend == "cpu";
     gpus_ = assign_gpus(opt_.gpus, gpu_context_, &gpu_notes_);
     opt_.gpus.clear();
     for (const auto& g : gpus_) opt_.gpus.push_back(g.entry);
@@ -1053,8 +1078,20 @@ int Grader::run() {
     write_file_atomic(calibration_copy_, read_file(opt_.calibration));
   }
   resolve_labs();
+  {
+    // The submissions as they came (a bulk download, a roster): one per student, checked before
+    // anything is built (intake.hpp).
+    std::optional<Roster> roster;
+    if (!opt_.roster.empty()) roster = read_roster(opt_.roster);
+    std::vector<std::string> notes;
+    intake_ = take_in(opt_.submissions, work_ + "/intake", project_, roster ? &*roster : nullptr, &notes);
+    for (const auto& n : notes) log_->line("intake: " + n);
+    if (intake_.size() != opt_.submissions.size() || roster)
+      log_->line("intake: " + std::to_string(intake_.size()) + " submission(s) from " +
+                 std::to_string(opt_.submissions.size()) + " argument(s)" + (roster ? ", named by the roster " + opt_.roster : ""));
+  }
   if (opt_.jobs <= 0) opt_.jobs = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency()) / 2));
-  log_->line("convlab grade: " + std::to_string(opt_.submissions.size()) + " submission(s), " +
+  log_->line("convlab grade: " + std::to_string(intake_.size()) + " submission(s), " +
              std::to_string(labs_.size()) + " lab(s), " + std::to_string(opt_.jobs) + " build slot(s), GPU(s) " +
              [&] {
                std::string g;
@@ -1105,16 +1142,17 @@ int Grader::run() {
   // Read every submission; resume what an earlier run finished.
   std::set<std::string> names;
   std::vector<Job> pending;
-  results_.resize(opt_.submissions.size());
-  total_ = opt_.submissions.size();
-  for (std::size_t i = 0; i < opt_.submissions.size(); ++i) {
-    std::string name = student_name(opt_.submissions[i]);
-    for (int k = 2; names.count(name); ++k) name = student_name(opt_.submissions[i]) + "-" + std::to_string(k);
+  results_.resize(intake_.size());
+  total_ = intake_.size();
+  for (std::size_t i = 0; i < intake_.size(); ++i) {
+    std::string name = intake_[i].name;
+    for (int k = 2; names.count(name); ++k) name = intake_[i].name + "-" + std::to_string(k);
     names.insert(name);
     Job job;
     job.index = i;
     job.dir = work_ + "/subs/" + name;
-    job.sub = open_submission(opt_.submissions[i], job.dir + "/unpacked", project_);
+    job.sub = open_submission(intake_[i].path, job.dir + "/unpacked", project_);
+    job.sub.origin = intake_[i].source;  // as given, or "class.zip: smith_12345_67890_lab.zip"
     job.sub.student = name;
     job.fingerprint = hex64(fnv1a(job.sub.fingerprint() + job.sub.failure, settings));
     const std::string state = opt_.out + "/state/" + name + ".json";
@@ -1122,6 +1160,7 @@ int Grader::run() {
       try {
         StudentResult saved = student_from_json(read_file(state));
         if (saved.fingerprint == job.fingerprint) {
+          identify(saved, i);
           log_->line("resumed: " + name + " was graded by an earlier run (" + fmt_points(saved.total()) + " / " +
                      fmt_points(saved.max_total()) + "); --force grades it again");
           results_[i] = std::move(saved);
@@ -1139,7 +1178,11 @@ int Grader::run() {
       r.kind = job.sub.kind;
       r.fingerprint = job.fingerprint;
       r.failure = job.sub.failure;
-      for (const Lab* l : labs_) r.labs.push_back(score_lab(specs_.at(l->spec.lab), {}, "the submission could not be read: " + job.sub.failure));
+      identify(r, i);
+      for (const Lab* l : labs_) {
+        const LabSpec& spec = specs_.at(l->spec.lab);
+        r.labs.push_back(score_lab(spec, unreachable(spec), "the submission could not be read: " + job.sub.failure));
+      }
       finish(job, std::move(r));
       continue;
     }

@@ -11,7 +11,8 @@ namespace convlab::cli {
 
 /// The settings of one grading run.
 struct GradeOptions {
-  std::vector<std::string> submissions;     ///< folders, tarballs, git repositories
+  std::vector<std::string> submissions;     ///< folders, archives, git repositories, LMS bulk downloads (intake.hpp)
+  std::string roster;                       ///< the class list that names the gradebook's rows ("" = none)
   std::string out;                          ///< where the outputs go
   std::string work;                         ///< scratch ("" = OUT/work)
   std::vector<std::string> labs;            ///< labs to grade (empty = all)

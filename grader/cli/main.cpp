@@ -67,12 +67,15 @@ int main(int argc, char** argv) {
 
   GradeOptions go;
   std::string gpus, labs, sanitize;
-  auto* grade = app.add_subcommand("grade", "grade submissions (folders, tarballs, git repositories) into --out DIR");
+  auto* grade = app.add_subcommand(
+      "grade", "grade submissions (folders, .zip archives, tarballs, git repositories, LMS bulk downloads) into --out DIR");
   // Not required by the parser: `--slurm --resume` takes them from its manifest (grade_main refuses none).
   grade->add_option("SUBMISSION", go.submissions, "submissions");
   grade->add_option("--out", go.out, "output folder: gradebook.csv, feedback/, results/, grade.log, hardware.json")
       ->required();
   grade->add_option("--labs", labs, "labs to grade, comma-separated (default: all)");
+  grade->add_option("--roster", go.roster,
+                    "class list (CSV: id,name,email) that maps submissions to students and names the gradebook's rows");
   grade->add_option("--preset", go.preset, "CMake configure preset the graders are built with")->capture_default_str();
   grade->add_option("--cuda-arch", go.cuda_arch, "CMAKE_CUDA_ARCHITECTURES for the build (e.g. 90)");
   grade->add_option("-D", go.cmake_args, "more CMake cache settings, as -D NAME=VALUE");
@@ -161,6 +164,8 @@ int main(int argc, char** argv) {
         if (!starts_with(a, "-D")) a = "-D" + a;
       go.labs = split(labs, ',');
       go.sanitize = split(sanitize, ',');
+      if (slurm.enabled && !go.roster.empty())
+        throw Error("--roster is not read with --slurm yet: grade locally with it, or with --slurm without it");
       if (slurm.enabled) return slurm_grade_main(project, go, slurm, *grade);
       refuse_slurm_options(*grade);
       if (grade->get_option("--gpus")->count() > 0) go.gpus = parse_gpu_list(gpus);  // exit 2 on a bad entry

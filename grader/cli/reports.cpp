@@ -159,7 +159,7 @@ std::string to_json(const StudentResult& r) {
                          {"max_points", g.max_points}, {"extra_credit", g.extra_credit}, {"passed", g.passed},
                          {"ran", g.ran}, {"reason", g.reason}, {"ratio", opt(g.ratio)}, {"threshold", g.threshold},
                          {"tests_passed", g.tests_passed}, {"tests_total", g.tests_total}, {"tests", tests},
-                         {"review", g.review}});
+                         {"review", g.review}, {"needs_gpu", g.needs_gpu}});
       if (!g.infrastructure.empty()) graders.back()["infrastructure"] = g.infrastructure;
       if (g.recheck) graders.back()["recheck"] = recheck_json(*g.recheck);
     }
@@ -167,7 +167,7 @@ std::string to_json(const StudentResult& r) {
                     {"details", l.details}, {"notes", l.notes}, {"graders", graders}, {"score", l.score},
                     {"max_score", l.max_score}, {"build_s", l.build_s}, {"run_s", l.run_s}});
   }
-  json j = {{"student", r.student}, {"origin", r.origin},   {"kind", r.kind},       {"fingerprint", r.fingerprint},
+  json j = {{"student", r.student}, {"id", r.id}, {"name", r.name}, {"email", r.email}, {"origin", r.origin},   {"kind", r.kind},       {"fingerprint", r.fingerprint},
             {"notes", r.notes},     {"failure", r.failure}, {"labs", labs},         {"seconds", r.seconds},
             {"total", r.total()},   {"max_total", r.max_total()}};
   return j.dump(2) + "\n";
@@ -178,6 +178,9 @@ StudentResult student_from_json(const std::string& text) {
     const json j = json::parse(text);
     StudentResult r;
     r.student = j.at("student").get<std::string>();
+    r.id = j.value("id", std::string());  // absent from results saved before rosters
+    r.name = j.value("name", std::string());
+    r.email = j.value("email", std::string());
     r.origin = j.at("origin").get<std::string>();
     r.kind = j.at("kind").get<std::string>();
     r.fingerprint = j.at("fingerprint").get<std::string>();
@@ -214,6 +217,7 @@ StudentResult student_from_json(const std::string& text) {
         for (const auto& tj : gj.at("tests")) g.tests.push_back(test_in(tj));
         g.review = gj.value("review", false);  // absent from results saved before issue 18
         g.infrastructure = gj.value("infrastructure", std::string());
+        g.needs_gpu = gj.value("needs_gpu", false);
         if (gj.contains("recheck")) g.recheck = recheck_in(gj.at("recheck"));
         l.graders.push_back(std::move(g));
       }
@@ -229,30 +233,51 @@ std::string gradebook_csv(const std::vector<StudentResult>& students, const std:
                           const std::vector<double>& lab_max) {
   // A last column, "flags", only when a grade needs a word (a compiler bug found by a recheck):
   // a clean run's gradebook keeps the form learning-management systems import.
-  std::vector<std::string> flags;
-  bool any_flag = false;
+  std::vector<std::string> flags, not_graded;
+  bool any_flag = false, any_not_graded = false, roster = false;
+  // Graders this run could not grade (a GPU's, on the CPU backend) are not possible either: an LMS
+  // reads a score as a share of the points possible, and 70 of 100 is not 70 % of what was graded.
+  std::vector<double> possible = lab_max;
+  std::vector<bool> seen(labs.size(), false);
   for (const auto& s : students) {
-    std::string f;
-    for (const auto& l : s.labs)
-      for (const auto& g : l.graders)
+    std::string f, ng;
+    roster = roster || !s.id.empty();
+    for (const auto& l : s.labs) {
+      std::vector<std::string> gpu;
+      double gpu_points = 0;
+      for (const auto& g : l.graders) {
         if (const std::string one = gradebook_flag(l.lab, g); !one.empty()) f += (f.empty() ? "" : " | ") + one;
+        if (g.needs_gpu) gpu.push_back(g.id), gpu_points += g.extra_credit ? 0 : g.max_points;
+      }
+      if (!gpu.empty()) {
+        std::string ids;
+        for (const auto& id : gpu) ids += (ids.empty() ? "" : ", ") + id;
+        ng += (ng.empty() ? "" : " | ") + l.lab + " " + ids + ": " + (gpu.size() > 1 ? "need" : "needs") + " a GPU (" +
+              fmt_points(gpu_points) + " points)";
+      }
+      for (std::size_t i = 0; i < labs.size(); ++i)
+        if (labs[i] == l.lab && !seen[i]) possible[i] = lab_max[i] - gpu_points, seen[i] = true;
+    }
     any_flag = any_flag || !f.empty();
+    any_not_graded = any_not_graded || !ng.empty();
     flags.push_back(f);
+    not_graded.push_back(ng);
   }
   std::ostringstream out;
-  out << "student";
+  out << "student" << (roster ? ",id,email" : "");
   for (const auto& l : labs) out << "," << csv_field(l);
-  out << ",total" << (any_flag ? ",flags" : "") << "\n";
-  out << "Points Possible";
+  out << ",total" << (any_flag ? ",flags" : "") << (any_not_graded ? ",not graded" : "") << "\n";
+  out << "Points Possible" << (roster ? ",," : "");
   double max_total = 0;
-  for (double m : lab_max) {
+  for (double m : possible) {
     out << "," << fmt_points(m);
     max_total += m;
   }
-  out << "," << fmt_points(max_total) << (any_flag ? "," : "") << "\n";
+  out << "," << fmt_points(max_total) << (any_flag ? "," : "") << (any_not_graded ? "," : "") << "\n";
   std::size_t row = 0;
   for (const auto& s : students) {
-    out << csv_field(s.student);
+    out << csv_field(s.name.empty() ? s.student : s.name);
+    if (roster) out << "," << csv_field(s.id) << "," << csv_field(s.email);
     double total = 0;
     for (const auto& name : labs) {
       double score = 0;
@@ -263,6 +288,7 @@ std::string gradebook_csv(const std::vector<StudentResult>& students, const std:
     }
     out << "," << fmt_points(total);
     if (any_flag) out << "," << csv_field(flags[row]);
+    if (any_not_graded) out << "," << csv_field(not_graded[row]);
     out << "\n";
     ++row;
   }

@@ -18,7 +18,10 @@ constexpr std::size_t kPrintedLinesShown = 40;
 
 /// Everything decided about one submission.
 struct StudentResult {
-  std::string student;              ///< the submission's name (its folder or file name)
+  std::string student;              ///< the submission's name (its folder or file name, or its roster id)
+  std::string id;                   ///< the roster's id ("" when graded without a roster)
+  std::string name;                 ///< the roster's name for the student ("" if none)
+  std::string email;                ///< the roster's e-mail ("" if none)
   std::string origin;               ///< where it came from
   std::string kind;                 ///< folder, tarball or git
   std::string fingerprint;          ///< hash of its files and of the grading settings (resume)
@@ -38,7 +41,10 @@ std::string to_json(const StudentResult& r);
 StudentResult student_from_json(const std::string& text);
 
 /// `gradebook.csv`: a header, a "Points Possible" row, then a row per student
-/// with a column per lab and the total.
+/// with a column per lab and the total. With a roster (any student with an id), the student
+/// column holds the roster's name and `id` and `email` columns follow it. A lab whose graders
+/// need a GPU the run did not have (GraderResult::needs_gpu) is possible out of what could be
+/// graded, and a last column, `not graded`, names those graders and why.
 std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
                           const std::vector<double>& lab_max);
 /// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold,

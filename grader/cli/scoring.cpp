@@ -175,7 +175,10 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
     for (const auto& t : run.tests)
       if (t.ratio && (!r.ratio || *t.ratio < *r.ratio)) r.ratio = t.ratio;
 
-    if (!failure.empty()) {
+    if (run.needs_gpu) {
+      r.needs_gpu = true;
+      r.reason = kNeedsGpu;
+    } else if (!failure.empty()) {
       r.reason = "no points: " + failure;
     } else if (!run.not_run.empty()) {
       r.reason = "not run: " + run.not_run;
@@ -240,7 +243,7 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
   for (std::size_t i = 0; i < spec.graders.size(); ++i) {
     const GraderSpec& g = spec.graders[i];
     GraderResult& r = lab.graders[i];
-    if (!failure.empty()) continue;
+    if (!failure.empty() || r.needs_gpu) continue;
     for (const auto& id : g.gated_by) {
       const auto gate = std::find_if(lab.graders.begin(), lab.graders.end(),
                                      [&](const GraderResult& o) { return o.id == id; });

@@ -10,6 +10,9 @@
 /// - a test that did not run (no GPU, an earlier test hung, the process
 ///   crashed) earns nothing, with the reason;
 /// - a lab-wide failure (no build, a forbidden symbol, tampering) earns nothing;
+/// - a grader that needs a GPU, graded on the CPU backend (GraderRun::needs_gpu), earns nothing
+///   and is not counted as possible in the gradebook: "needs a GPU: graded when your instructor
+///   grades on one";
 /// - a correctness grader that failed as built but passed, on the same inputs, with the kernels'
 ///   device optimisation lowered (GraderRun::recheck, a compiler bug) scores by its policy: full
 ///   points ("full"), full points flagged for review ("review"; also "full" when it passed only
@@ -78,6 +81,7 @@ struct GraderRun {
   std::string sanitizer;           ///< compute-sanitizer's findings, if it found errors
   std::string note;                ///< a remark that costs nothing (e.g. a sanitizer run that did not finish)
   std::string infrastructure;      ///< the harness's own fault, twice (costs nothing; the grade is flagged for a regrade)
+  bool needs_gpu = false;          ///< cannot run on this backend (a speed grader on the CPU backend)
   double seconds = 0;              ///< wall time of its runs
   std::optional<CompilerRecheck> recheck;  ///< a failing correctness grader, looked at again (issue 18)
 };
@@ -101,6 +105,7 @@ struct GraderResult {
   std::optional<CompilerRecheck> recheck;  ///< looked at again with less device optimisation (issue 18)
   bool review = false;             ///< the instructor should look at this grade (the gradebook's flags column)
   std::string infrastructure;      ///< the harness's own fault (GraderRun::infrastructure): regrade
+  bool needs_gpu = false;          ///< not gradable on the backend it was graded on: not possible there either
 };
 
 /// The verdict on one lab of one submission.
@@ -121,6 +126,9 @@ struct LabResult {
 /// Scores a lab: `runs` maps grader ids to their runs; a non-empty `failure`
 /// gives every grader 0 with that reason.
 LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure = "");
+
+/// What a grader that needs a GPU says on the CPU backend, in its feedback.
+inline constexpr const char* kNeedsGpu = "needs a GPU: graded when your instructor grades on one";
 
 /// The fraction of a speed test's points its record earns (0 when it failed for
 /// another reason than a speed-up below the threshold).

@@ -284,6 +284,64 @@ TEST(Reports, GradebookHasARowPerStudentAndAColumnPerLab) {
             "\"bob, jr.\",0,0,0\n");
 }
 
+// On the CPU backend the speed graders cannot run: they say so, earn nothing, and the gradebook's
+// points possible leave them out (an LMS computes 30 of 30, not 30 of 50), with a column naming them.
+TEST(Reports, CpuGradebookCountsOnlyWhatCouldBeGraded) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  runs["speedup.a"] = GraderRun{};
+  runs["speedup.a"].needs_gpu = true;
+  const LabResult lab = score_lab(spec, runs);
+  EXPECT_TRUE(lab.graders[1].needs_gpu);
+  EXPECT_EQ(lab.graders[1].reason, "needs a GPU: graded when your instructor grades on one");
+  EXPECT_DOUBLE_EQ(lab.graders[1].points, 0);
+  EXPECT_DOUBLE_EQ(lab.score, 35);  // 30 + 5 extra
+  // A lab that did not compile says the same of its speed grader, so every row has one possible.
+  std::map<std::string, GraderRun> unreachable;
+  unreachable["speedup.a"].needs_gpu = true;
+  const LabResult broken = score_lab(spec, unreachable, "did not compile");
+  EXPECT_TRUE(broken.graders[1].needs_gpu);
+  EXPECT_EQ(broken.graders[0].reason, "no points: did not compile");
+  // A failed gate does not turn the GPU's grader into a correctness failure.
+  runs["correctness.a"].tests[0].passed = false;
+  EXPECT_EQ(score_lab(spec, runs).graders[1].reason, "needs a GPU: graded when your instructor grades on one");
+
+  StudentResult a;
+  a.student = "alice";
+  a.labs = {lab};
+  StudentResult b;
+  b.student = "bob";
+  b.labs = {broken};
+  EXPECT_EQ(gradebook_csv({a, b}, {"lab07"}, {50}),
+            "student,lab07,total,not graded\n"
+            "Points Possible,30,30,\n"
+            "alice,35,35,lab07 speedup.a: needs a GPU (20 points)\n"
+            "bob,0,0,lab07 speedup.a: needs a GPU (20 points)\n");
+  // Saved and resumed, it still says so.
+  EXPECT_TRUE(student_from_json(to_json(a)).labs[0].graders[1].needs_gpu);
+}
+
+// With a roster, the rows carry the names, ids and e-mails an LMS matches on.
+TEST(Reports, RosterGradebookHasIdAndEmailColumns) {
+  StudentResult a = sample();
+  a.student = "12345";
+  a.id = "12345";
+  a.name = "Smith, Alice";
+  a.email = "asmith@example.edu";
+  StudentResult c = sample();
+  c.student = "c7";
+  c.id = "c7";
+  EXPECT_EQ(gradebook_csv({a, c}, {"lab07"}, {50}),
+            "student,id,email,lab07,total\n"
+            "Points Possible,,,50,50\n"
+            "\"Smith, Alice\",12345,asmith@example.edu,50,50\n"
+            "c7,c7,,50,50\n");
+  const StudentResult back = student_from_json(to_json(a));
+  EXPECT_EQ(back.id, "12345");
+  EXPECT_EQ(back.name, "Smith, Alice");
+  EXPECT_EQ(back.email, "asmith@example.edu");
+}
+
 TEST(Reports, GradescopeResultsFormat) {
   const auto j = nlohmann::json::parse(gradescope_json(sample()));
   EXPECT_DOUBLE_EQ(j.at("score").get<double>(), 50);  // 30 + 15 + 5 extra

@@ -125,7 +125,8 @@ TEST(Submission, BadSubmissionsAreGradedNotFatal) {
   TempDir t;
   write_file_atomic(t.path + "/broken.tar.gz", "this is not a tarball");
   const Submission bad = open_submission(t.path + "/broken.tar.gz", t.path + "/scratch", project());
-  EXPECT_NE(bad.failure.find("cannot unpack the tarball"), std::string::npos) << bad.failure;
+  EXPECT_NE(bad.failure.find("cannot unpack broken.tar.gz: it is a text file, not a .zip or a tarball"), std::string::npos)
+      << bad.failure;
   make_dirs(t.path + "/empty");
   const Submission empty = open_submission(t.path + "/empty", t.path + "/scratch2", project());
   EXPECT_NE(empty.failure.find("no starter_code/ folder"), std::string::npos);
