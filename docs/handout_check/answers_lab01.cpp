@@ -83,9 +83,32 @@ std::vector<Answer> lab01_answers() {
   const double flop = 2.0 * (1 << 28) * 17;
   a.push_back({"lab01.flop_r8", fixed(flop / 1e9, 2)});
   a.push_back({"lab01.gflops_r8", fixed(flop / 1.891e-3 / 1e9, 0)});
-  // The ridge point of the H100 as measured in the same run: 59.6 TFLOP/s, 2857 GB/s.
-  a.push_back({"lab01.ridge", fixed(59.6e12 / 2857e9, 1)});
-  a.push_back({"lab01.dram_bound", fixed(0.25 * 2857e9 / 1e12, 2)});
+  // The ridge point of the H100 as measured in the run of "What you should see"
+  // (59.6 TFLOP/s, 2857 GB/s), also quoted in "Memory bound on paper, not on an H100".
+  const double peak = 59.6e12, copy_bw = 2857e9;
+  a.push_back({"lab01.ridge", fixed(peak / copy_bw, 1)});
+  a.push_back({"lab01.dram_bound", fixed(0.25 * copy_bw / 1e12, 2)});
+  a.push_back({"lab01.dram_bound_pct", fixed(100.0 * 0.25 * copy_bw / peak, 1)});
+
+  // "Memory bound on paper, not on an H100": the naive 2D kernel on 8192 x 8192 at the
+  // same run's times (0.484 ms at r = 1 ... 5.492 ms at r = 7). Ideal traffic: one read
+  // and one write of 4 bytes per pixel; the 0.25 OP/B model: 8 bytes per tap from DRAM.
+  const double px = 8192.0 * 8192.0, ideal = 8.0 * px, model = 8.0 * 9 * px, t1 = 0.484e-3;
+  a.push_back({"lab01.ideal_mb", fixed(ideal / 1e6, 0)});
+  a.push_back({"lab01.ideal_ms", fixed(1e3 * ideal / copy_bw, 2)});
+  a.push_back({"lab01.model_gb", fixed(model / 1e9, 2)});
+  a.push_back({"lab01.model_ms", fixed(1e3 * model / copy_bw, 2)});
+  a.push_back({"lab01.beats_model", fixed(model / copy_bw / t1, 1)});
+  a.push_back({"lab01.tflops_r1", fixed(2.0 * 9 * px / t1 / 1e12, 2)});
+  a.push_back({"lab01.eff_tbs_r1", fixed(ideal / t1 / 1e12, 2)});
+  a.push_back({"lab01.eff_pct_r1", fixed(100.0 * ideal / t1 / copy_bw, 1)});
+  const struct { int r; double ms; const char* key; } rows[] = {
+      {1, 0.484, "lab01.per_tap_r1"}, {2, 0.920, "lab01.per_tap_r2"}, {3, 1.426, "lab01.per_tap_r3"},
+      {4, 2.323, "lab01.per_tap_r4"}, {7, 5.492, "lab01.per_tap_r7"}};
+  for (const auto& row : rows) a.push_back({row.key, fixed(row.ms / ((2 * row.r + 1) * (2 * row.r + 1)), 3)});
+  const double flops_r7 = 2.0 * 225 * px / 5.492e-3;
+  a.push_back({"lab01.tflops_r7", fixed(flops_r7 / 1e12, 1)});
+  a.push_back({"lab01.tflops_r7_pct", fixed(100.0 * flops_r7 / peak, 1)});
 
   // Question 7 (predict, then measure): time proportional to the taps from r = 1 to r = 2.
   a.push_back({"lab01.predict_r2", fixed(0.484 * 25.0 / 9.0, 2)});

@@ -96,6 +96,7 @@ std::vector<Answer> lab05_answers() {
   // Question 5: the coarsened kernel's three planes of 32 x 16.
   a.push_back({"lab05.smem_coarsened", grouped(3LL * 32 * 16 * 4)});
   a.push_back({"lab05.compute_frac_plane", fixed(100.0 * 30 * 14 / (32.0 * 16), 1)});
+  a.push_back({"lab05.halo_frac_plane", fixed(100.0 * (32 * 16 - 30 * 14) / (32.0 * 16), 1)});
 
   // Question 7: temporal blocking, a 64 x 64 tile advanced 4 steps.
   const int tile = 64, steps = 4, out = tile - 2 * steps;
