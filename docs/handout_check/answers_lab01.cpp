@@ -5,6 +5,7 @@
 
 #include <convlab/golden.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,25 @@ std::string at(const Golden& g, int width, int row, int col) {
 long long taps_inside(int w, int h, int r) {
   const Golden g = conv2d_golden(std::vector<float>(std::size_t(w) * h, 1.0f), w, h,
                                  std::vector<float>(std::size_t(2 * r + 1) * (2 * r + 1), 1.0f), r);
+  double sum = 0;
+  for (double v : g.value) sum += v;
+  return static_cast<long long>(sum);
+}
+
+// A golden output as the handout prints it: integers without decimals, others with two.
+std::string values(const Golden& g) {
+  std::string s;
+  for (double v : g.value) {
+    const bool whole = v == static_cast<double>(static_cast<long long>(v));
+    s += (s.empty() ? "" : ", ") + fixed(v, whole ? 0 : 2);
+  }
+  return s;
+}
+
+// Taps inside an n-element array over all outputs of a 1D filter of radius r: the
+// golden model of all-ones inputs.
+long long taps_inside_1d(int n, int r) {
+  const Golden g = conv1d_golden(std::vector<float>(std::size_t(n), 1.0f), std::vector<float>(2 * r + 1, 1.0f), r);
   double sum = 0;
   for (double v : g.value) sum += v;
   return static_cast<long long>(sum);
@@ -113,6 +133,27 @@ std::vector<Answer> lab01_answers() {
   // Question 7 (predict, then measure): time proportional to the taps from r = 1 to r = 2.
   a.push_back({"lab01.predict_r2", fixed(0.484 * 25.0 / 9.0, 2)});
   a.push_back({"lab01.measured_ratio_r2", fixed(0.920 / 0.484, 2)});
+
+  // Question 8 (after PMPP's exercise "what do these filters do"): four filters on x_i = (i+1)^2.
+  const std::vector<float> squares = {1, 4, 9, 16, 25, 36};
+  a.push_back({"lab01.what_a", values(conv1d_golden(squares, {0, 0, 1}, 1))});
+  a.push_back({"lab01.what_b", values(conv1d_golden(squares, {1, 0, 0}, 1))});
+  a.push_back({"lab01.what_c", values(conv1d_golden(squares, {-0.5f, 0, 0.5f}, 1))});
+  a.push_back({"lab01.what_d", values(conv1d_golden(squares, {1.0f / 3, 1.0f / 3, 1.0f / 3}, 1))});
+
+  // Question 9: ghost cells and multiplications in N and M, N = 1024, M = 7, counted by the
+  // golden models (all-ones inputs count the taps inside) and checked against the formulas.
+  const int n = 1024, m = 7, rq = (m - 1) / 2;
+  const long long skip_1d = taps_inside_1d(n, rq), skip_2d = taps_inside(n, n, rq);
+  if (skip_1d != 1LL * n * m - (1LL * m * m - 1) / 4 || skip_2d != skip_1d * skip_1d)
+    throw std::logic_error("lab01 question 9: the counts disagree with the handout's formulas");
+  a.push_back({"lab01.nm_ghost_1d", std::to_string(m - 1)});
+  a.push_back({"lab01.nm_mul_all_1d", grouped(1LL * n * m)});
+  a.push_back({"lab01.nm_mul_skip_1d", grouped(skip_1d)});
+  a.push_back({"lab01.nm_ghost_2d", grouped(1LL * (n + m - 1) * (n + m - 1) - 1LL * n * n)});
+  a.push_back({"lab01.nm_mul_all_2d", grouped(1LL * n * n * m * m)});
+  a.push_back({"lab01.nm_mul_skip_2d", grouped(skip_2d)});
+  a.push_back({"lab01.nm_saving_pct", fixed(100.0 * (1.0 * n * n * m * m - skip_2d) / (1.0 * n * n * m * m), 1)});
   return a;
 }
 
