@@ -152,9 +152,8 @@ WIDTHS = (1280, 1024)
 # (a wide table in an overflow-x: auto box is fine; a figure cut off is not).
 OVERFLOW_PROBE = r"""
 (async () => {
-  // The tree view resizes the text column from a resize handler: let it run.
-  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-  await new Promise(r => setTimeout(r, 30));
+  // The tree view's resize handler runs before the next frame: let it.
+  await new Promise(r => requestAnimationFrame(r));
   const box = document.getElementById('doc-content') || document.scrollingElement || document.documentElement;
   const root = document.querySelector('div.contents') || document.body;
   if (!box || !root) return [];
@@ -227,6 +226,7 @@ class Browser:
             raise CheckError(f'cannot start {chromium}: {e}') from e
         os.close(to_child_r)
         os.close(from_child_w)
+        self.width = None  # the viewport width the pages are laid out at (check_page sets it)
         self._next_id = 0
         self._replies = {}
         self._events = queue.Queue()
@@ -392,17 +392,19 @@ def check_page(browser, session, base, page, timeout):
         problems.append(f'broken image: {src}')
     for o in r['objects']:
         problems.append(f'broken figure: {o}')
-    for width in WIDTHS:
-        browser.send('Emulation.setDeviceMetricsOverride',
-                     {'width': width, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False}, session)
+    # The width the page was loaded at first, then the other: one relayout per page.
+    for width in sorted(WIDTHS, key=lambda w: w != browser.width):
+        if width != browser.width:
+            browser.send('Emulation.setDeviceMetricsOverride',
+                         {'width': width, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False}, session)
+            browser.width = width
         res = browser.send('Runtime.evaluate', {'expression': OVERFLOW_PROBE, 'awaitPromise': True,
                                                 'returnByValue': True}, session, timeout=timeout)
         if 'exceptionDetails' in res:
             problems.append(f'the overflow probe failed: {res["exceptionDetails"].get("text")}')
             break
-        for what in res['result']['value']:
+        for what in sorted(res['result']['value']):
             problems.append(f'too wide at {width} px: {what}')
-    browser.send('Emulation.clearDeviceMetricsOverride', {}, session)
     return problems, r
 
 
