@@ -138,6 +138,15 @@ std::vector<Answer> lab04_answers() {
   // Question 7 (predict, then measure): separable against direct at r = 8.
   a.push_back({"lab04.floor_sep_ms", fixed(floor_separable_ms(), 3)});
   a.push_back({"lab04.floor_direct_r8_ms", fixed(floor_direct_ms(8), 3)});
+  // Background, "Separable filters": the direct floor at r = 6, and the first radius at which
+  // a fused separable kernel (floor 8N/B at every radius) beats an ideal direct kernel.
+  a.push_back({"lab04.floor_direct_r6_ms", fixed(floor_direct_ms(6), 3)});
+  // "The road to the roofline": the work 2N(2r+1)^2 at the FMA peak, r = 1 and r = 7.
+  a.push_back({"lab04.work_r1_ms", fixed(1e3 * 2 * kPixels * 9 / kFmaFlopPerS, 3)});
+  a.push_back({"lab04.work_r7_ms", fixed(1e3 * 2 * kPixels * 225 / kFmaFlopPerS, 3)});
+  int fused_from = 0;
+  while (floor_direct_ms(fused_from) <= 1e3 * 8 * kPixels / kCopyBytesPerS) ++fused_from;
+  a.push_back({"lab04.fused_from_r", std::to_string(fused_from)});
   a.push_back({"lab04.predict_sep_r8", fixed(floor_direct_ms(8) / floor_separable_ms(), 2)});
   a.push_back({"lab04.measured_sep_r8", fixed(0.7846 / 0.3710, 2)});
 

@@ -93,9 +93,17 @@ std::vector<Answer> lab05_answers() {
   a.push_back({"lab05.compute_frac_8", fixed(100.0 * kTile3d * kTile3d * kTile3d / (8.0 * 8 * 8), 1)});
   a.push_back({"lab05.loads_per_cell_8", fixed(8.0 * 8 * 8 / (kTile3d * kTile3d * kTile3d), 2)});
 
-  // Question 5: the coarsened kernel's three planes of 32 x 16.
+  // Question 5: the coarsened kernel's three planes of 32 x 16 ...
   a.push_back({"lab05.smem_coarsened", grouped(3LL * 32 * 16 * 4)});
   a.push_back({"lab05.compute_frac_plane", fixed(100.0 * 30 * 14 / (32.0 * 16), 1)});
+  a.push_back({"lab05.halo_frac_plane", fixed(100.0 * (32 * 16 - 30 * 14) / (32.0 * 16), 1)});
+  // ... its launch on 512^3 (the reference's grid: ceil(n / 30) x ceil(n / 14) x ceil(n / Z_PER_BLOCK)),
+  // the planes one block loads, and the OP/B of a finite walk.
+  const auto ceil_div = [](long long a_, long long b_) { return (a_ + b_ - 1) / b_; };
+  a.push_back({"lab05.zwalk_blocks", grouped(ceil_div(512, 30) * ceil_div(512, 14) * ceil_div(512, 32))});
+  a.push_back({"lab05.zwalk_planes_32", std::to_string(32 + 2)});
+  a.push_back({"lab05.zwalk_op_32", fixed(zwalk_stencil_op_ratio(30 * 14, 32 * 16, 32), 2)});
+  a.push_back({"lab05.zwalk_op_8", fixed(zwalk_stencil_op_ratio(30 * 14, 32 * 16, 8), 2)});
 
   // Question 7: temporal blocking, a 64 x 64 tile advanced 4 steps.
   const int tile = 64, steps = 4, out = tile - 2 * steps;

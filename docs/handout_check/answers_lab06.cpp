@@ -7,6 +7,7 @@
 
 #include "lab06.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,14 @@ std::vector<Answer> lab06_answers() {
   a.push_back({"lab06.ex_covered", std::to_string(e.rows * 8) + " × " + std::to_string(e.cols * 4)});
   a.push_back({"lab06.ex_corner_block", std::to_string(e.last_rows) + " × " + std::to_string(e.last_cols)});
   a.push_back({"lab06.ex_corner_tile", std::to_string(e.last_rows + 2) + " × " + std::to_string(e.last_cols + 2)});
+
+  // Hints, "Which offsets need 64 bits": one image's column matrix of a layer the contract
+  // accepts (every tensor within 2^30 floats) that passes 2^31 floats.
+  const ConvProblem col_big = make_problem(1, 64, 1024, 1024, 64, 7, 7, 1, 1, Padding::same);
+  validate(col_big);
+  if (static_cast<long long>(im2col_workspace_floats(col_big)) <= (1LL << 31))
+    throw std::logic_error("lab06.col_floats_big: the column matrix no longer passes 2^31 floats");
+  a.push_back({"lab06.col_floats_big", grouped(static_cast<long long>(im2col_workspace_floats(col_big)))});
 
   // Question 1: output sizes, 224 x 224 input, 7 x 7 filter, stride 2.
   const ConvProblem same = make_problem(1, 3, 224, 224, 64, 7, 7, 2, 2, Padding::same);

@@ -187,6 +187,12 @@ std::vector<std::string> student_link_problems(const std::string& text) {
                              "commit `"})
     for (const auto& l : lines_with(text, needle)) problems.push_back("'" + std::string(needle) + "' on " + l);
   for (const auto& l : source_numbers(text)) problems.push_back("a source cited by number on " + l);
+  // A lab notebook's phrases: when and in which run a figure was taken, what was once seen.
+  // A student page teaches; the notebook lives in docs/instructor.md and docs/maintainers.md.
+  std::string lower = text;
+  for (auto& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* needle : {"earlier run", "same day", "is not known", "once scored"})
+    for (const auto& l : lines_with(lower, needle)) problems.push_back("a lab-notebook phrase '" + std::string(needle) + "' on " + l);
   return problems;
 }
 
@@ -250,6 +256,16 @@ TEST(lab05, stencil_op_ratio_table) {
       << "paste the stencil_op_ratio table that handout_answers prints";
 }
 
+// The student pages that are not chapters follow the chapters' rules (docs/maintainers.md,
+// docs/instructor*.md and docs/grading.md are not student pages).
+TEST(site, student_pages_for_students) {
+  std::vector<std::string> problems;
+  for (const char* page : {"docs/mainpage.md", "docs/chapters.md", "docs/commands.md", "docs/known-issues.md"})
+    for (const auto& l : student_link_problems(read_source_file(page))) problems.push_back(std::string(page) + " " + l);
+  EXPECT_TRUE(problems.empty()) << "a student page; move these to docs/maintainers.md or cite the fact itself:\n"
+                                << join(problems);
+}
+
 // The other pages of the site cite their sources by title and author too.
 TEST(site, sources_cited_by_name) {
   std::vector<std::string> problems;
@@ -278,8 +294,9 @@ std::vector<std::string> split_ref_texts(const std::string& text) {
 
 TEST(site, ref_texts_on_one_line) {
   std::vector<std::string> problems;
-  std::vector<std::string> pages = {"docs/mainpage.md", "docs/chapters.md", "docs/instructors.md", "docs/instructor.md",
-                                    "docs/grading.md"};
+  std::vector<std::string> pages = {"docs/mainpage.md",   "docs/chapters.md",     "docs/commands.md",
+                                    "docs/instructors.md", "docs/instructor.md",   "docs/grading.md",
+                                    "docs/known-issues.md", "docs/maintainers.md"};
   for (const auto& l : kLabs) pages.push_back("labs/" + l.slug + "/README.md");
   for (const auto& page : pages)
     for (const auto& l : split_ref_texts(read_source_file(page))) problems.push_back(page + " " + l);
@@ -373,6 +390,7 @@ TEST(checker, student_links_catch_what_a_student_cannot_open) {
   EXPECT_EQ(student_link_problems("see `shared/perf-anchors.md`\nrun .ci/gpu-check\nin reference/06/x.cu\n").size(), 4u);
   EXPECT_EQ(student_link_problems("(seed article 003, §7.4)").size(), 1u);
   EXPECT_EQ(student_link_problems("as Seed\narticle 000 says; seed 004's layer").size(), 2u);
+  EXPECT_EQ(student_link_problems("In an Earlier run of the same day it chose X;\nwhy is not known.").size(), 3u);
 }
 
 TEST(checker, split_ref_texts_are_found) {

@@ -3,8 +3,11 @@
 what a reader would see broken: a formula that MathJax could not typeset (the
 red error boxes), a page whose formulas MathJax never processed, an image or
 SVG figure that did not load, an internal link to a page or anchor that does
-not exist, or Markdown bold that reached the page as literal ** (Doxygen
-does not recognise bold that starts with code or contains a formula).
+not exist, Markdown bold that reached the page as literal ** (Doxygen
+does not recognise bold that starts with code or contains a formula), content
+wider than the page at 1280 or 1024 px (a figure, table, formula or command
+that sticks out of the text column instead of scaling, wrapping or scrolling in
+its own box), or a page that no other page links to (reachable only by URL).
 
     check_site.py HTML_DIR [--chromium PATH] [--jobs N] [--timeout SECONDS] [--quiet]
 
@@ -122,11 +125,69 @@ PAGE_PROBE = r"""
     }
   }
   for (const a of document.querySelectorAll('a[href]')) result.links.push(a.href);
+  // Links inside SVG figures (Doxygen's dependency graphs, in iframes, link to pages from there).
+  for (const obj of document.querySelectorAll('object[data], iframe')) {
+    let doc = null;
+    try { doc = obj.contentDocument; } catch (e) { continue; }  // another origin
+    if (!doc) continue;
+    for (const a of doc.querySelectorAll('a')) {
+      const href = a.getAttribute('href') || a.getAttributeNS('http://www.w3.org/1999/xlink', 'href');
+      if (href) result.links.push(new URL(href, doc.URL).href);
+    }
+  }
   for (const el of document.querySelectorAll('[id]')) result.ids.push(el.id);
   for (const el of document.querySelectorAll('a[name]')) result.ids.push(el.getAttribute('name'));
   return result;
 })()
 """
+
+
+# The widths at which the text column must hold its content (a laptop, a small one).
+WIDTHS = (1280, 1024)
+
+# What sticks out of the text column at the current viewport width: the page's
+# scrolling box (Doxygen's #doc-content next to the navigation tree, or the
+# document) must not scroll sideways, and no element may reach past its right
+# edge, clipped or not, unless it lies inside a box of its own that scrolls
+# (a wide table in an overflow-x: auto box is fine; a figure cut off is not).
+OVERFLOW_PROBE = r"""
+(async () => {
+  // The tree view's resize handler runs before the next frame: let it.
+  await new Promise(r => requestAnimationFrame(r));
+  const box = document.getElementById('doc-content') || document.scrollingElement || document.documentElement;
+  const root = document.querySelector('div.contents') || document.body;
+  if (!box || !root) return [];
+  const edge = box.getBoundingClientRect().left + box.clientWidth + 1;
+  const scrolls = el => /(auto|scroll)/.test(getComputedStyle(el).overflowX);
+  const name = el => {
+    let n = el.localName;
+    if (el.id) n += '#' + el.id;
+    else if (el.classList.length) n += '.' + [...el.classList].slice(0, 2).join('.');
+    const what = el.getAttribute('data') || el.getAttribute('src') || (el.textContent || '').trim();
+    return n + (what ? ' "' + what.replace(/\s+/g, ' ').slice(0, 50) + '"' : '');
+  };
+  const out = [];
+  const seen = new Set();
+  for (const el of root.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= edge) continue;
+    let inner = false;  // inside a scrolling box, or inside an element already reported
+    for (let a = el.parentElement; a && a !== root && a !== box; a = a.parentElement)
+      if (seen.has(a) || scrolls(a)) { inner = true; break; }
+    if (inner) continue;
+    seen.add(el);
+    out.push(name(el) + ' reaches ' + Math.round(r.right - edge + 1) + ' px past the text column');
+    if (out.length >= 3) break;
+  }
+  if (!out.length && box.scrollWidth > box.clientWidth + 1)
+    out.push('the page scrolls sideways by ' + (box.scrollWidth - box.clientWidth) + ' px');
+  return out;
+})()
+"""
+
+# The navigation that every page shows (Doxygen's tree view and menu, built by
+# script from these files) counts as a link to the pages it lists.
+NAV_SCRIPTS = re.compile(r'^(navtreedata|navtreeindex\d+|menudata)\.js$')
 
 
 class CheckError(Exception):
@@ -165,6 +226,7 @@ class Browser:
             raise CheckError(f'cannot start {chromium}: {e}') from e
         os.close(to_child_r)
         os.close(from_child_w)
+        self.width = None  # the viewport width the pages are laid out at (check_page sets it)
         self._next_id = 0
         self._replies = {}
         self._events = queue.Queue()
@@ -330,6 +392,19 @@ def check_page(browser, session, base, page, timeout):
         problems.append(f'broken image: {src}')
     for o in r['objects']:
         problems.append(f'broken figure: {o}')
+    # The width the page was loaded at first, then the other: one relayout per page.
+    for width in sorted(WIDTHS, key=lambda w: w != browser.width):
+        if width != browser.width:
+            browser.send('Emulation.setDeviceMetricsOverride',
+                         {'width': width, 'height': 900, 'deviceScaleFactor': 1, 'mobile': False}, session)
+            browser.width = width
+        res = browser.send('Runtime.evaluate', {'expression': OVERFLOW_PROBE, 'awaitPromise': True,
+                                                'returnByValue': True}, session, timeout=timeout)
+        if 'exceptionDetails' in res:
+            problems.append(f'the overflow probe failed: {res["exceptionDetails"].get("text")}')
+            break
+        for what in sorted(res['result']['value']):
+            problems.append(f'too wide at {width} px: {what}')
     return problems, r
 
 
@@ -358,6 +433,26 @@ def check_links(root, base, results):
                 if frag not in results[target]['id_set']:
                     problems.setdefault(page, []).append(f'dead link: {target}#{frag} (no such anchor)')
     return problems
+
+
+def orphan_pages(root, base, results):
+    """Pages that no other page links to, and that the navigation does not list:
+    a reader can reach them only by typing their address. The site's index.html
+    is where a reader starts, so it needs no link; the search box's result lists
+    (search/) are opened by its script."""
+    linked = set()
+    for page, r in results.items():
+        for href in r['links']:
+            if href.startswith(base):
+                target = urllib.parse.unquote(urllib.parse.urlsplit(href[len(base):]).path) or page
+                if target != page:
+                    linked.add(target)
+    for name in os.listdir(root):
+        if NAV_SCRIPTS.match(name):
+            with open(os.path.join(root, name), encoding='utf-8', errors='replace') as f:
+                linked.update(re.findall(r'"([^"#?:]+\.html)', f.read()))
+    # search/ holds the search box's result lists, which its script opens.
+    return sorted(p for p in results if p != 'index.html' and not p.startswith('search/') and p not in linked)
 
 
 def missing_scripts(root):
@@ -468,6 +563,8 @@ def main(argv=None):
         return 2
     for page, found in check_links(root, base, results).items():
         problems.setdefault(page, []).extend(found)
+    for page in orphan_pages(root, base, results):
+        problems.setdefault(page, []).append('no other page links to it (reachable only by its address)')
 
     n = sum(len(v) for v in problems.values())
     for page in sorted(problems):

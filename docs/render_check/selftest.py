@@ -3,8 +3,10 @@
 kind of problem planted in docs/render_check/planted/ (a formula MathJax
 cannot typeset, a page whose MathJax never loads, a missing image, a missing
 SVG figure, an SVG that is not well-formed, a link to a missing page and one to
-a missing anchor, Markdown bold left as literal **), each with the message a
-reader of the log needs.
+a missing anchor, Markdown bold left as literal **, content wider than the text
+column at 1280 and at 1024 px, a page that no page links to), each with the
+message a reader of the log needs; a wide table that scrolls in its own box is
+not reported.
 
     selftest.py MATHJAX_DIR [--chromium PATH]
 
@@ -28,6 +30,7 @@ PLANTED = os.path.join(HERE, 'planted')
 
 # The clean pages and what they use; every other page has one planted problem.
 CLEAN = ['good.html', 'other.html', 'figure.svg', 'pixel.png']
+# index.html (only with the planted pages) links to all of them but orphan.html.
 EXPECTED = {
     'bad_math.html': ['MathJax error: Undefined control sequence \\notamacro'],
     'no_mathjax.html': ['MathJax not loaded', 'formula(s) not typeset by MathJax'],
@@ -39,6 +42,16 @@ EXPECTED = {
     'raw_markdown.html': ['Markdown not rendered (literal **): "**gridDim.y is at most 65535.**'],
     'raw_backtick.html': ['Markdown not rendered (literal `): "',
                           "`ctest -R 'labNN.fence'shows the verdict"],
+    'too_wide.html': ['too wide at 1280 px: img "pixel.png" reaches',
+                      'too wide at 1024 px: img "pixel.png" reaches',
+                      'too wide at 1024 px: table.wide "eleven columns" reaches'],
+    'orphan.html': ['no other page links to it (reachable only by its address)'],
+}
+# Lines that must not appear: the table of too_wide.html fits at 1280 px, and the
+# pages that index.html links to are not orphans.
+UNEXPECTED = {
+    'too_wide.html': ['too wide at 1280 px: table.wide', 'no other page links to it'],
+    'bad_math.html': ['no other page links to it'],
 }
 
 
@@ -89,7 +102,11 @@ def main():
             for w in wanted:
                 if not any(l.startswith(page + ': ') and w in l for l in lines):
                     failures.append(f'{page}: expected a line with "{w}"')
-        for page in CLEAN:
+        for page, unwanted in UNEXPECTED.items():
+            for u in unwanted:
+                if any(l.startswith(page + ': ') and u in l for l in lines):
+                    failures.append(f'{page}: reported "{u}", which it does not have')
+        for page in CLEAN + ['index.html']:
             if any(l.startswith(page + ': ') for l in lines):
                 failures.append(f'{page} is clean but was reported')
 

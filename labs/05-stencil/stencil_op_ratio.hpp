@@ -13,7 +13,8 @@
 /// \f[ \text{OP/B} = \frac{13\,(T-2)^3}{4\,T^3} \;\xrightarrow{\;T \to \infty\;}\; \frac{13}{4}. \f]
 /// A block that walks up z (coarsened, or register-tiled: both load each
 /// plane of \f$T_x \times T_y\f$ cells once) computes \f$(T_x-2)(T_y-2)\f$
-/// outputs per loaded plane: \f$13\,(T_x-2)(T_y-2)/(4\,T_x T_y)\f$. Like lab
+/// outputs per loaded plane: \f$13\,(T_x-2)(T_y-2)/(4\,T_x T_y)\f$ when one block walks
+/// the whole z axis, \f$Z/(Z+2)\f$ of it when each block computes \f$Z\f$ planes. Like lab
 /// 03's model it counts loads only, every load as DRAM traffic, and ignores
 /// the output writes and the ghost cells that are not loaded at the grid's edge.
 #pragma once
@@ -51,6 +52,15 @@ constexpr double plane_stencil_op_ratio(int tx, int ty) {
   return (tx <= 2 || ty <= 2) ? 0.0 : double(kOps3d) * (tx - 2) * (ty - 2) / (4.0 * tx * ty);
 }
 
+/// A block walking up z that computes `z` output planes and so loads `z` + 2
+/// planes (the one below its first output plane and the one above its last are
+/// loaded again by its neighbours in z), each of `loaded` cells, for `outputs`
+/// outputs per plane. plane_stencil_op_ratio() is its limit for z -> infinity.
+constexpr double zwalk_stencil_op_ratio(int outputs, int loaded, int z) {
+  return (outputs <= 0 || loaded <= 0 || z <= 0) ? 0.0
+                                                 : double(kOps3d) * outputs * z / (4.0 * loaded * (z + 2.0));
+}
+
 /// Temporal blocking in 2D: a `tile` x `tile` block loaded once, advanced
 /// `steps` steps, writing the inner (tile - 2 steps)^2 cells; the operations
 /// counted are those of the useful outputs only (the redundant updates of the
@@ -71,9 +81,15 @@ inline std::string stencil_op_ratio_table_markdown() {
       {"3D naive sweep: 7 loads per update", "13 / (7 · 4)", naive_stencil_op_ratio(kOps3d, 7)},
       {"3D tiled, 8³ input tile (`stencil3d_tiled`)", "13 · 6³ / (4 · 8³)", tiled3d_stencil_op_ratio(8)},
       {"3D tiled, 10³ input tile (1000 threads)", "13 · 8³ / (4 · 10³)", tiled3d_stencil_op_ratio(10)},
-      {"3D z walk, 32 × 16 planes (`stencil3d_coarsened`, `stencil3d_register`)", "13 · 30 · 14 / (4 · 32 · 16)",
+      {"3D z walk, 32 × 16 planes, 32 output planes per block (`stencil3d_coarsened`)",
+       "13 · 30 · 14 · 32 / (4 · 32 · 16 · 34)", zwalk_stencil_op_ratio(30 * 14, 32 * 16, 32)},
+      {"3D z walk, 64 × 16 outputs and their halo ring (1184 cells) per plane, 32 output planes per block "
+       "(`stencil3d_register`)",
+       "13 · 64 · 16 · 32 / (4 · 1184 · 34)", zwalk_stencil_op_ratio(64 * 16, 64 * 16 + 2 * (64 + 16), 32)},
+      {"3D z walk, 32 × 16 planes, one block for the whole z axis", "13 · 30 · 14 / (4 · 32 · 16)",
        plane_stencil_op_ratio(32, 16)},
-      {"3D z walk, 64 × 64 planes", "13 · 62² / (4 · 64²)", plane_stencil_op_ratio(64, 64)},
+      {"3D z walk, 64 × 64 planes, one block for the whole z axis", "13 · 62² / (4 · 64²)",
+       plane_stencil_op_ratio(64, 64)},
       {"bound of any 3D tile", "13 / 4", kOps3d / 4.0},
       {"2D naive sweep: 5 loads per update", "9 / (5 · 4)", naive_stencil_op_ratio(kOps2d, 5)},
       {"2D tiled, 18² input tile (`heat2d_tiled`)", "9 · 16² / (4 · 18²)", tiled2d_stencil_op_ratio(18)},
