@@ -238,6 +238,8 @@ std::string unpack_archive(const std::string& path, const std::string& dest, con
 
   const std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C", "HOME=" + dest};
   if (format == ArchiveFormat::zip) {
+    if (which("unzip").empty())
+      return "this machine has no unzip to unpack it with (apt-get install unzip), so the zip was not read";
     // A zip's declared sizes may lie (unzip writes what the data inflates to): what it really
     // unpacks to is measured first, unpacked to a pipe and cut off past the limit.
     RunSpec measure;

@@ -94,8 +94,10 @@ const std::vector<AllowGroup>& base_allow_list() {
        "with std::ostringstream: debugging output, which reaches the graders through a pipe of their own, is cut "
        "after the first lines of each test and shown in your feedback; no verdict is read from it. With GCC 12 and "
        "older <iostream> adds a global constructor, std::ios_base::Init, which the fence accepts when it is all "
-       "that runs before main",
-       {"std::cout", "std::cerr", "std::clog", "std::ios_base::Init::*", "std::ios_base::ios_base",
+       "that runs before main; GCC 13 and later refer to std::ios_base_library_init instead (the H100's Ubuntu "
+       "24.04)",
+       {"std::cout", "std::cerr", "std::clog", "std::ios_base::Init::*", "std::ios_base_library_init",
+        "std::ios_base::ios_base",
         "std::ios_base::~ios_base", "std::basic_ios<*", "std::basic_ostream<*", "std::ostream::*",
         "std::__ostream_insert<*", "std::operator<<*", "std::endl<*", "std::flush<*", "std::ctype<char>::*",
         "std::locale::locale", "std::locale::~locale", "std::__cxx11::basic_ostringstream<*",
