@@ -23,7 +23,8 @@ set(CONVLAB_PREBUILT_MANIFEST "${CONVLAB_PREBUILT_DIR}/MANIFEST.json")
 # (7.x and below) are not supported by a student copy.
 set(CONVLAB_PREBUILT_MIN_CUDA_ARCH 80)
 
-function(_convlab_prebuilt_fail what)
+function(_convlab_prebuilt_fail)
+  string(JOIN "" what ${ARGV})  # the reason may come in several quoted parts
   message(FATAL_ERROR "convlab: ${what}\n"
           "This is a student copy: the speed graders' baselines come compiled in grader/prebuilt/. "
           "Unpack the course's release again, or ask your instructor for one made for your machine.")

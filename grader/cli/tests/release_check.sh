@@ -98,12 +98,18 @@ lib=grader/prebuilt/cpu/libconvlab_baselines.a
 cp "$lib" "$work/lib.keep"
 printf 'x' >>"$lib"
 cmake --preset cpu >"$work/configure-altered.log" 2>&1
+rc=$?
+# CMake wraps a message's lines: compare with its white space folded.
+folded() { tr -s ' \n' '  ' <"$1" >"$1.folded"; }
+folded "$work/configure-altered.log"
 check "an altered prebuilt library is refused at configure time" \
-  bash -c "test $? -ne 0 && grep -q 'libconvlab_baselines.a (convlab_baselines, cpu backend) has been altered' '$work/configure-altered.log'"
+  bash -c "test $rc -ne 0 && grep -q 'libconvlab_baselines.a (convlab_baselines, cpu backend) has been altered: its SHA-256 is [0-9a-f]\{64\}, the manifest' '$work/configure-altered.log.folded'"
 rm "$lib"
 cmake --preset cpu >"$work/configure-missing.log" 2>&1
+rc=$?
+folded "$work/configure-missing.log"
 check "a missing prebuilt library is refused at configure time" \
-  bash -c "test $? -ne 0 && grep -q 'libconvlab_baselines.a (convlab_baselines, cpu backend) is missing' '$work/configure-missing.log'"
+  bash -c "test $rc -ne 0 && grep -q 'libconvlab_baselines.a (convlab_baselines, cpu backend) is missing' '$work/configure-missing.log.folded'"
 cp "$work/lib.keep" "$lib"
 rm -rf build
 
