@@ -20,6 +20,7 @@ if(CUDNN_FOUND AND TARGET CUDNN::cudnn)
   set(convlab_cudnn_scope PUBLIC)
   if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/src/cudnn_conv.cpp")
     add_library(convlab_cudnn STATIC "${CMAKE_CURRENT_LIST_DIR}/src/cudnn_conv.cpp")
+    set_target_properties(convlab_cudnn PROPERTIES OPTIMIZE_DEPENDENCIES ON)  # `convlab release` builds it alone
     if(TARGET convlab::options)
       target_link_libraries(convlab_cudnn PRIVATE convlab::options)
     endif()
