@@ -291,6 +291,15 @@ int release_main(const Project& p, const ReleaseOptions& o) {
     if (starts_with(f, "reference/")) throw Error("release: refusing to ship " + f);
 
   const std::string stage = fs::temp_directory_path().string() + "/convlab-release-" + std::to_string(::getpid());
+  // Removed however release ends (a failed compile of the prebuilt libraries throws): no staged
+  // copy of the tree is left in the temporary folder.
+  struct RemoveStage {
+    std::string path;
+    ~RemoveStage() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } remove_stage{stage};
   std::error_code ec;
   fs::remove_all(stage, ec);
   const std::string top = stage + "/" + o.prefix;
@@ -331,8 +340,10 @@ int release_main(const Project& p, const ReleaseOptions& o) {
   const std::string abs_out = fs::absolute(o.out).string();
   if (fs::path(abs_out).has_parent_path()) make_dirs(fs::path(abs_out).parent_path().string());
   const RunResult r = run_tool({"tar", "-czf", abs_out, "--owner=0", "--group=0", "-C", stage, o.prefix}, "", 600);
-  fs::remove_all(stage, ec);
-  if (!r.ok()) throw Error("release: tar failed: " + r.describe() + "\n" + r.output);
+  if (!r.ok()) {
+    fs::remove(abs_out, ec);  // no half-written student copy
+    throw Error("release: tar failed: " + r.describe() + "\n" + r.output);
+  }
   std::cout << "wrote " << o.out << ": " << files.size() << " files under " << o.prefix
             << "/ and the prebuilt baselines (CUDA: sm_80, sm_90 and compute_90 PTX; the CPU backend) — no reference/, "
                "no baseline or cuDNN anchor sources, no instructor pages, presets or CI, no grading fixtures, no build outputs.\n"
