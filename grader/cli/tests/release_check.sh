@@ -54,7 +54,7 @@ EOF
 check "every file of the student copy is on the allow-list" test $? -eq 0
 cat "$work/allowlist.log"
 check "no reference/ in it" bash -c "! grep -q '^reference/' '$work/list.txt'"
-check "no baseline or cuDNN anchor source in it" bash -c "! grep -qE '^grader/baselines/|cudnn_conv\\.cpp$' '$work/list.txt'"
+check "no baseline or cuDNN anchor source in it" bash -c "! grep -qE '^grader/baselines/|^grader/src/cudnn_conv\\.cpp$' '$work/list.txt'"
 check "no grading fixtures in it" bash -c "! grep -q 'grader/cli/tests' '$work/list.txt'"
 check "no instructor pages, CI or GPU scripts in it" \
   bash -c "! grep -qE '^docs/(instructor|instructors|quickstart)\\.md$|^\\.ci/|gpu-check|gpu-grade-check|gpu-compiler-check' '$work/list.txt'"
@@ -81,7 +81,14 @@ if command -v cuobjdump >/dev/null; then
   ptx=$(cuobjdump --list-ptx "$copy/grader/prebuilt/cuda/libconvlab_baselines.a" 2>&1)
   check "the CUDA baselines hold sm_80 and sm_90 code and compute_90 PTX" \
     bash -c "grep -q sm_80 <<<'$elfs' && grep -q sm_90 <<<'$elfs' && grep -q sm_90 <<<'$ptx'"
+else
+  echo "skipped: the CUDA library's code and PTX are not listed (no cuobjdump here)"
 fi
+check "the manifest says the CUDA libraries were built for sm_80, sm_90 and compute_90 PTX" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+sys.exit(0 if m["cuda"]["architectures"] == "80-real;90-real;90-virtual" and "convlab_baselines" in m["cpu"]["libraries"] else 1)' \
+  "$copy/grader/prebuilt/MANIFEST.json"
 
 # --- no answer in any file: the scan finds none here, and finds a planted copy ---
 python3 "$here/answer_scan.py" "$root" "$copy" >"$work/scan.log" 2>&1
