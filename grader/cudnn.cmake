@@ -14,15 +14,30 @@
 #                                         and BUILD_TESTING is not OFF.
 
 if(CUDNN_FOUND AND TARGET CUDNN::cudnn)
-  add_library(convlab_cudnn STATIC "${CMAKE_CURRENT_LIST_DIR}/src/cudnn_conv.cpp")
-  add_library(convlab::cudnn ALIAS convlab_cudnn)
-  target_include_directories(convlab_cudnn PUBLIC "${CMAKE_CURRENT_LIST_DIR}/include")
-  target_compile_features(convlab_cudnn PUBLIC cxx_std_17)
-  target_compile_definitions(convlab_cudnn PUBLIC CONVLAB_HAVE_CUDNN=1)
-  target_link_libraries(convlab_cudnn PUBLIC CUDA::cudart CUDNN::cudnn)
-  if(TARGET convlab::options)
-    target_link_libraries(convlab_cudnn PRIVATE convlab::options)
+  # The anchor is a complete cuDNN pipeline, the answer to lab 06's conv_cudnn slot: a student
+  # copy holds it compiled only (cmake/ConvlabPrebuilt.cmake), and none when the release was made
+  # without cuDNN.
+  set(convlab_cudnn_scope PUBLIC)
+  if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/src/cudnn_conv.cpp")
+    add_library(convlab_cudnn STATIC "${CMAKE_CURRENT_LIST_DIR}/src/cudnn_conv.cpp")
+    set_target_properties(convlab_cudnn PROPERTIES OPTIMIZE_DEPENDENCIES ON)  # `convlab release` builds it alone
+    if(TARGET convlab::options)
+      target_link_libraries(convlab_cudnn PRIVATE convlab::options)
+    endif()
+  else()
+    set(convlab_cudnn_scope INTERFACE)  # an imported library takes usage requirements only
+    convlab_prebuilt_library(convlab_cudnn OPTIONAL)
+    if(NOT convlab_cudnn_PREBUILT_FOUND)
+      message(STATUS "convlab: this copy holds no prebuilt cuDNN anchor (its release was made without cuDNN) — "
+                     "cuDNN comparisons disabled")
+      return()
+    endif()
   endif()
+  add_library(convlab::cudnn ALIAS convlab_cudnn)
+  target_include_directories(convlab_cudnn ${convlab_cudnn_scope} "${CMAKE_CURRENT_LIST_DIR}/include")
+  target_compile_features(convlab_cudnn ${convlab_cudnn_scope} cxx_std_17)
+  target_compile_definitions(convlab_cudnn ${convlab_cudnn_scope} CONVLAB_HAVE_CUDNN=1)
+  target_link_libraries(convlab_cudnn ${convlab_cudnn_scope} CUDA::cudart CUDNN::cudnn)
 
   if(TARGET GTest::gtest_main AND (NOT DEFINED BUILD_TESTING OR BUILD_TESTING))
     include(GoogleTest)

@@ -1,4 +1,4 @@
-// calibrate and release. See admin.hpp.
+// calibrate. See admin.hpp.
 #include "admin.hpp"
 
 #include "hardware.hpp"
@@ -112,49 +112,6 @@ int calibrate_main(const Project& p, const CalibrateOptions& o) {
   std::printf("\nthresholds are %.0f%% of what the reference reached on %s.\nwrote %s; use it with "
               "`convlab grade --calibration %s` (the graders read it from CONVLAB_CALIBRATION).\n",
               o.fraction * 100, hw.value("summary", std::string("this GPU")).c_str(), o.out.c_str(), o.out.c_str());
-  return 0;
-}
-
-int release_main(const Project& p, const std::string& out, const std::string& prefix) {
-  if (out.empty()) throw Error("release: --out FILE is required");
-  if (prefix.empty() || prefix.find('/') != std::string::npos || prefix[0] == '.')
-    throw Error("release: --prefix must be a plain folder name");
-  std::vector<std::string> files = source_files(p.root, true);
-  if (fs::exists(p.root + "/.git") && !which("git").empty()) {
-    // Only what the course tracks: no stray local files.
-    const RunResult r = run_tool({"git", "-c", "safe.directory=*", "-C", p.root, "ls-files", "-z"}, "", 120);
-    if (r.ok()) {
-      std::vector<std::string> tracked;
-      std::string cur;
-      for (char c : r.output) {
-        if (c) {
-          cur += c;
-        } else {
-          tracked.push_back(cur);
-          cur.clear();
-        }
-      }
-      std::sort(tracked.begin(), tracked.end());
-      files.erase(std::remove_if(files.begin(), files.end(),
-                                 [&](const std::string& f) { return !std::binary_search(tracked.begin(), tracked.end(), f); }),
-                  files.end());
-    }
-  }
-  for (const auto& f : files)
-    if (starts_with(f, "reference/")) throw Error("release: refusing to ship " + f);
-  const std::string stage = fs::temp_directory_path().string() + "/convlab-release-" + std::to_string(::getpid());
-  std::error_code ec;
-  fs::remove_all(stage, ec);
-  sync_tree(p.root, stage + "/" + prefix, files);
-  const std::string abs_out = fs::absolute(out).string();
-  if (fs::path(abs_out).has_parent_path()) make_dirs(fs::path(abs_out).parent_path().string());
-  const RunResult r = run_tool({"tar", "-czf", abs_out, "--owner=0", "--group=0", "-C", stage, prefix}, "", 600);
-  fs::remove_all(stage, ec);
-  if (!r.ok()) throw Error("release: tar failed: " + r.describe() + "\n" + r.output);
-  std::cout << "wrote " << out << ": " << files.size() << " files under " << prefix
-            << "/ — no reference/, no grading fixtures or instructor scripts, no build outputs.\n"
-            << "Students: tar xf " << fs::path(out).filename().string() << " && cd " << prefix
-            << " && cmake --workflow --preset default\n";
   return 0;
 }
 

@@ -1,5 +1,5 @@
 /// @file admin.hpp
-/// @brief The instructor's commands besides grading: calibrate and release.
+/// @brief The instructor's commands besides grading and release (release.hpp): calibrate.
 #pragma once
 
 #include "project.hpp"
@@ -23,9 +23,5 @@ struct CalibrateOptions {
 /// writes thresholds that `convlab grade --calibration` and the graders
 /// (CONVLAB_CALIBRATION) use instead of the spec's defaults.
 int calibrate_main(const Project& p, const CalibrateOptions& o);
-
-/// `convlab release`: a tarball of the student copy (no reference/, no
-/// instructor-only tests or scripts, no build outputs); returns 0.
-int release_main(const Project& p, const std::string& out, const std::string& prefix);
 
 }  // namespace convlab::cli

@@ -6,6 +6,7 @@
 #include "grade.hpp"
 #include "hardware.hpp"
 #include "project.hpp"
+#include "release.hpp"
 #include "sandbox.hpp"
 #include "slurm.hpp"
 #include "student.hpp"
@@ -120,10 +121,14 @@ int main(int argc, char** argv) {
   calibrate->add_option("--cuda-arch", co.cuda_arch, "CMAKE_CUDA_ARCHITECTURES");
   calibrate->add_option("--labs", cal_labs, "labs, comma-separated (default: all)");
 
-  std::string release_out, prefix = "convlab";
-  auto* release = app.add_subcommand("release", "write the student copy: no reference/, no instructor-only files");
-  release->add_option("--out", release_out, "the tarball to write (.tar.gz)")->required();
-  release->add_option("--prefix", prefix, "the folder inside the tarball")->capture_default_str();
+  ReleaseOptions ro;
+  auto* release = app.add_subcommand(
+      "release", "write the student copy: no reference/, baselines and cuDNN anchor compiled only, no instructor-only files");
+  release->add_option("--out", ro.out, "the tarball to write (.tar.gz)")->required();
+  release->add_option("--prefix", ro.prefix, "the folder inside the tarball")->capture_default_str();
+  release->add_flag("--allow-dirty", ro.allow_dirty, "pack uncommitted edits of tracked files (refused without it)");
+  release->add_option("--build-dir", ro.build_dir,
+                      "where the prebuilt libraries are compiled, kept for the next release (default: build/release)");
 
   bool as_json = false;
   auto* hardware = app.add_subcommand("hardware", "the GPU here: name, driver, clocks, measured copy bandwidth");
@@ -177,7 +182,7 @@ int main(int argc, char** argv) {
       co.labs = split(cal_labs, ',');
       return calibrate_main(project, co);
     }
-    if (release->parsed()) return release_main(project, release_out, prefix);
+    if (release->parsed()) return release_main(project, ro);
   } catch (const Error& e) {
     std::cerr << "convlab: " << e.what() << "\n";
     return 2;

@@ -70,7 +70,7 @@ check "no path of the grading machine in any feedback or results file" \
 check "no GoogleTest scaffolding in any feedback or results file" \
   bash -c '! grep -rlE "Value of:|Google Test trace|^ *Expected: " "$1/feedback" "$1/results"' _ "$o"
 check "the submission is named by its file name" grep -q 'Submission: `correct_tarball.tar.gz` (tarball)' "$o/feedback/correct_tarball.md"
-check "the unpack reason is said once" test "$(grep -c "cannot unpack the tarball" "$o/feedback/corrupt_tarball.md")" -eq 1
+check "the unpack reason is said once" test "$(grep -c "cannot unpack" "$o/feedback/corrupt_tarball.md")" -eq 1
 check "hardware.json written" grep -q '"gpus"' "$o/hardware.json"
 check "hardware.json: the toolchain check ran, and says there is no GPU to check on" \
   grep -q '"status": "no-gpu"' "$o/hardware.json"
