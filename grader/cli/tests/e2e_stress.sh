@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The harness under load (issue 26): the six labs' references, each graded as a student's
-# submission on the CPU backend, COPIES times in one `convlab grade`, with twice as many busy loops
-# as the machine has cores beside it (the load under which a reference once lost points). A reference must lose no point to the
+# submission on the CPU backend, COPIES times in one `convlab grade`, with a busy loop on every core
+# beside it (the load under which a reference once lost points: two gradings on two cores). A reference must lose no point to the
 # harness's own processes (a runner still ending under load was once charged to a reference:
 # "it left 1 process(es) running"): every grader that ran passes, no grade is flagged as an
 # infrastructure error, and every copy's gradebook row is the same.
 #   e2e_stress.sh CONVLAB_EXE SOURCE_DIR WORK_DIR [COPIES [PRESET [GRADE_OPTION...]]]
 # PRESET: cpu (default; no GPU needed) or default (the GPU graders: .ci/gpu-check's stress stage,
-# with `--gpus 0,1,2,3` say). HOGS: busy loops beside the grading (default: two per core; 0 on a
-# GPU, whose speed graders a loaded host would rightly slow).
+# with `--gpus 0,1,2,3` say). HOGS: busy loops beside the grading (default: one per core, so that
+# the machine runs twice what it has cores for; 0 on a GPU, whose speed graders a loaded host would
+# rightly slow).
 set -uo pipefail
 convlab=$1 root=$2 work=$3 copies=${4:-3} preset=${5:-cpu}
 shift $(($# < 5 ? $# : 5))
@@ -39,7 +40,7 @@ cores=$(nproc)
 jobs=${JOBS:-1}
 # The hog: one busy loop per core, for as long as the grading runs (killed at the end, even on failure).
 hogs=()
-for ((k = 0; k < ${HOGS:-$((2 * cores))}; k++)); do
+for ((k = 0; k < ${HOGS:-$cores}; k++)); do
   (while :; do :; done) &
   hogs+=($!)
 done
@@ -56,7 +57,7 @@ kill "${hogs[@]}" 2>/dev/null
 rm -rf "$scratch"
 cat "$work/grade.log"
 echo "graded $copies copies of the references ($labs) on preset $preset ${grade_options[*]} with $jobs build slots" \
-  "on $cores cores and ${HOGS:-$((2 * cores))} busy loops beside, in $seconds s"
+  "on $cores cores and ${HOGS:-$cores} busy loops beside, in $seconds s"
 
 check "convlab grade exited 0 (exit $rc)" test $rc -eq 0
 o=$work/out
