@@ -171,19 +171,22 @@ private:
 
   // ---- 1. references --------------------------------------------------------------------
 
-  // True if every reference to symbol `index` sits in a start-up function that
-  // check_start_up() refused already (a global std::string's constructor calls
-  // __cxa_atexit for its destructor: one finding, not three).
-  bool only_in_refused_start_up(int index) const {
+  // True if symbol `index` is referenced, and only from functions in `functions`.
+  bool only_referenced_from(int index, const std::set<const Symbol*>& functions) const {
     bool any = false;
     for (const auto& r : obj_.relocations) {
       if (r.symbol_index != index) continue;
       any = true;
       const Symbol* f = obj_.function_at(r.section, r.offset);
-      if (!f || !refused_start_up_.count(f)) return false;
+      if (!f || !functions.count(f)) return false;
     }
     return any;
   }
+
+  // True if every reference to symbol `index` sits in a start-up function that
+  // check_start_up() refused already (a global std::string's constructor calls
+  // __cxa_atexit for its destructor: one finding, not three).
+  bool only_in_refused_start_up(int index) const { return only_referenced_from(index, refused_start_up_); }
 
   void check_references() {
     bool registers_at_exit = false;  // __dso_handle only ever goes with __cxa_atexit: name that one
@@ -538,16 +541,7 @@ private:
   }
 
   // True if every reference to symbol `index` sits in an accepted <iostream> start-up function.
-  bool only_in_iostream_start_up(int index) const {
-    bool any = false;
-    for (const auto& r : obj_.relocations) {
-      if (r.symbol_index != index) continue;
-      any = true;
-      const Symbol* f = obj_.function_at(r.section, r.offset);
-      if (!f || !iostream_start_up_.count(f)) return false;
-    }
-    return any;
-  }
+  bool only_in_iostream_start_up(int index) const { return only_referenced_from(index, iostream_start_up_); }
 
   bool calls_ios_init(const Symbol& f) const {
     for (const auto& r : obj_.relocations)
