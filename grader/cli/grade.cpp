@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -216,7 +217,10 @@ private:
   Queue<Job> build_q_, run_q_;
   std::mutex mu_, integrity_mu_;
   std::vector<std::optional<StudentResult>> results_;
-  std::vector<char> slot_ready_;  // not vector<bool>: each builder writes its own
+  // Build slot k's folder: held (locked) by builder k from its first submission on, so that two
+  // runs sharing a --slots-dir (or a --work-dir) never build in the same tree.
+  std::string slots_base_;
+  std::vector<SlotLease> slots_;  // each builder writes its own
   std::atomic<bool> fatal_{false};
   std::string fatal_message_;
   std::size_t total_ = 0;
@@ -440,9 +444,10 @@ GradeRechecker::Settings Grader::recheck_settings() {
 }
 
 void Grader::setup_slot(int slot) {
-  const std::string base = work_ + "/slots/" + std::to_string(slot);
-  const std::string src = base + "/src", build = base + "/build";
   const double t0 = now_s();
+  slots_[slot] = lease_slot(slots_base_);
+  const std::string base = slots_[slot].dir();
+  const std::string src = base + "/src", build = base + "/build";
   const auto changed = sync_tree(project_.root, src, slot_files_);
   std::vector<std::string> configure = {"cmake", "-S", src, "-B", build};
   for (const auto& a : configure_options()) configure.push_back(a);
@@ -457,7 +462,8 @@ void Grader::setup_slot(int slot) {
   if (!r.ok()) throw Error("cannot build the graders of the untouched tree: " + r.describe() + "\n" +
                            head_lines(r.output.substr(r.output.size() > 4000 ? r.output.size() - 4000 : 0), 40));
   log_->line("build slot " + std::to_string(slot) + " ready in " + fmt_seconds(now_s() - t0) + " (" +
-             std::to_string(changed.size()) + " files copied)");
+             std::to_string(changed.size()) + " files copied" +
+             (slots_[slot].reused() ? "; an earlier run's build, brought up to date" : "") + "): " + base);
 }
 
 std::string Grader::check_dependencies(const std::string& build, const std::vector<std::string>& sources,
@@ -478,7 +484,9 @@ std::string Grader::check_dependencies(const std::string& build, const std::vect
     for (const auto& d : block) {
       if (starts_with(d, slot_src + "/") || starts_with(d, build + "/")) continue;
       const bool inside_root = starts_with(d, project_.root + "/");
-      const bool inside_work = starts_with(d, work_ + "/") || starts_with(d, opt_.out + "/");
+      // Another slot's tree is another submission's (of this run or of one sharing --slots-dir).
+      const bool inside_work =
+          starts_with(d, work_ + "/") || starts_with(d, opt_.out + "/") || starts_with(d, slots_base_ + "/");
       if (inside_root || inside_work || d.find("/reference/") != std::string::npos)
         if (bad.find(d) == std::string::npos) bad += (bad.empty() ? "" : ", ") + d;
     }
@@ -576,7 +584,7 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
   BuiltLab b;
   b.lab = &lab;
   b.spec = specs_.at(lab.spec.lab);
-  const std::string base = work_ + "/slots/" + std::to_string(slot);
+  const std::string base = slots_[slot].dir();
   const std::string src = base + "/src", build = base + "/build";
   b.slot_src = src;
   const auto it = job.sub.files.find(lab.spec.lab);
@@ -663,12 +671,9 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
 }
 
 void Grader::build_job(Job& job, int slot) {
-  if (!slot_ready_[slot]) {
-    setup_slot(slot);
-    slot_ready_[slot] = 1;
-  }
+  if (!slots_[slot].held()) setup_slot(slot);
   // Every submission starts from the pristine tree: anything changed is put back.
-  const std::string src = work_ + "/slots/" + std::to_string(slot) + "/src";
+  const std::string src = slots_[slot].dir() + "/src";
   const auto restored = sync_tree(project_.root, src, slot_files_);
   for (const auto& f : restored)
     if (!starts_with(f, "starter_code/")) log_->line("slot " + std::to_string(slot) + ": restored " + f, false);
@@ -922,7 +927,7 @@ void Grader::finish(Job& job, StudentResult result, const GpuAssigned* gpu) {
   // place), nor where the submissions lie (tar names the archive in its complaints).
   std::error_code ec;
   const std::string from = fs::absolute(result.origin, ec).lexically_normal().parent_path().string();
-  strip_machine_paths(result, {project_.root, opt_.out, work_, from});
+  strip_machine_paths(result, {project_.root, opt_.out, work_, slots_base_, from});
   write_file_atomic(opt_.out + "/state/" + result.student + ".json", to_json(result));
   write_file_atomic(opt_.out + "/feedback/" + result.student + ".md", feedback_markdown(result, opt_.preset));
   write_file_atomic(opt_.out + "/results/" + result.student + ".json", gradescope_json(result, opt_.preset));
@@ -1070,6 +1075,22 @@ int Grader::run() {
   }
   opt_.out = fs::absolute(opt_.out).lexically_normal().string();
   work_ = fs::absolute(opt_.work.empty() ? opt_.out + "/work" : opt_.work).lexically_normal().string();
+  // A shared slots folder holds a subfolder per course and build configuration: a run with other
+  // options (another preset, CUDA architecture or -D option) never reuses a build made with these.
+  if (opt_.slots.empty())
+    if (const char* e = std::getenv("CONVLAB_SLOTS_DIR"); e && *e) opt_.slots = e;
+  if (opt_.slots.empty()) {
+    slots_base_ = work_ + "/slots";
+  } else {
+    std::string config = project_.root;
+    for (const auto& o : configure_options()) config += "\n" + o;
+    const std::string given = fs::absolute(opt_.slots).lexically_normal().string();
+    const std::string rel = fs::path(given).lexically_relative(project_.root).generic_string();
+    if (!rel.empty() && !starts_with(rel, "..") && (rel == "." || in_source_tree(rel, true, true)))
+      throw Error("--slots-dir " + opt_.slots + " lies inside the course's tree, which every slot copies: give a "
+                  "folder outside it (or under its build/ folder)");
+    slots_base_ = given + "/" + hex64(fnv1a(config)).substr(0, 12);
+  }
   for (const char* d : {"", "/feedback", "/results", "/state"}) make_dirs(opt_.out + d);
   make_dirs(work_);
   log_ = std::make_unique<Log>(opt_.out + "/grade.log");
@@ -1191,7 +1212,8 @@ int Grader::run() {
   for (auto& j : pending) build_q_.push(std::move(j));
   build_q_.close();
 
-  slot_ready_.assign(opt_.jobs, 0);
+  slots_.clear();
+  slots_.resize(opt_.jobs);
   // Progress: the harness builds and the graders take minutes; a line whenever 15 s pass quietly.
   const double t0 = now_s();
   std::atomic<bool> finished{false};

@@ -15,6 +15,7 @@ struct GradeOptions {
   std::string roster;                       ///< the class list that names the gradebook's rows ("" = none)
   std::string out;                          ///< where the outputs go
   std::string work;                         ///< scratch ("" = OUT/work)
+  std::string slots;                        ///< where the build slots live, shared by runs ("" = WORK/slots)
   std::vector<std::string> labs;            ///< labs to grade (empty = all)
   std::string preset = "default";           ///< the CMake configure preset the graders are built with
   std::string cuda_arch;                    ///< CMAKE_CUDA_ARCHITECTURES ("" = the preset's choice)

@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   grade->add_option("--output-limit", go.output_limit, "bytes a graders process may print")->capture_default_str();
   grade->add_option("--work-dir", go.work, "scratch folder (default: OUT/work)");
+  grade->add_option("--slots-dir", go.slots,
+                    "where the build slots (the harness built once, each submission compiled into it) live "
+                    "(default: $CONVLAB_SLOTS_DIR, else WORK/slots); give the same folder to later runs and they rebuild "
+                    "only what changed");
   grade->add_option("--expect", go.expect, "expected scores (JSON); exit 1 on a difference");
   grade->add_flag("--force", go.force, "grade again what an earlier run already graded");
   SlurmOptions slurm;  // --slurm and its options (slurm.hpp)

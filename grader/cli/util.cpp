@@ -10,7 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace convlab::cli {
@@ -107,6 +113,41 @@ std::vector<std::string> sync_tree(const std::string& from, const std::string& t
       changed.push_back(rel);
     }
   return changed;
+}
+
+SlotLease& SlotLease::operator=(SlotLease&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases its flock
+    fd_ = std::exchange(o.fd_, -1);
+    index_ = o.index_;
+    dir_ = std::move(o.dir_);
+    reused_ = o.reused_;
+  }
+  return *this;
+}
+
+SlotLease::~SlotLease() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+SlotLease lease_slot(const std::string& base, int max_slots) {
+  make_dirs(base);
+  for (int k = 0; k < max_slots; ++k) {
+    const std::string lock = base + "/" + std::to_string(k) + ".lock";
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error("cannot open " + lock + ": " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      const std::string dir = base + "/" + std::to_string(k);
+      std::error_code ec;
+      const bool reused = fs::exists(dir + "/build/CMakeCache.txt", ec);
+      return SlotLease(fd, k, dir, reused);
+    }
+    const int err = errno;
+    ::close(fd);
+    if (err != EWOULDBLOCK) throw Error("cannot lock " + lock + ": " + std::strerror(err));
+  }
+  throw Error("all " + std::to_string(max_slots) + " build slots of " + base +
+              " are in use by other grading runs: wait for one to end, or give another --slots-dir");
 }
 
 std::uint64_t fnv1a(const std::string& data, std::uint64_t h) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace convlab::cli {
@@ -39,6 +40,35 @@ std::uint64_t hash_files(const std::string& root, const std::vector<std::string>
 std::uint64_t fnv1a(const std::string& data, std::uint64_t h = 0xcbf29ce484222325ull);
 /// 16 hex digits.
 std::string hex64(std::uint64_t v);
+
+/// A build slot this process holds: the folder BASE/<index> of lease_slot(), for as long as the
+/// lease lives (an flock on BASE/<index>.lock: a second process, or a second lease in this one,
+/// takes another index). Slots outlive the lease: a later grading run that takes the same index
+/// finds its tree and build outputs and rebuilds only what changed.
+class SlotLease {
+public:
+  SlotLease() = default;
+  SlotLease(int fd, int index, std::string dir, bool reused) : fd_(fd), index_(index), dir_(std::move(dir)), reused_(reused) {}
+  SlotLease(SlotLease&& o) noexcept { *this = std::move(o); }
+  SlotLease& operator=(SlotLease&& o) noexcept;
+  SlotLease(const SlotLease&) = delete;
+  SlotLease& operator=(const SlotLease&) = delete;
+  ~SlotLease();
+  bool held() const { return fd_ >= 0; }
+  int index() const { return index_; }
+  const std::string& dir() const { return dir_; }
+  /// The folder held a build already (left by an earlier run), rather than being made now.
+  bool reused() const { return reused_; }
+
+private:
+  int fd_ = -1;
+  int index_ = -1;
+  std::string dir_;
+  bool reused_ = false;
+};
+/// Takes the lowest-numbered slot of `base` that no lease holds (creating `base`); throws Error
+/// when `max_slots` are all held, naming the folder.
+SlotLease lease_slot(const std::string& base, int max_slots = 256);
 
 /// The full path of `program` on PATH, or "" when absent.
 std::string which(const std::string& program);

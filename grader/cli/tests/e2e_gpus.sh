@@ -50,8 +50,10 @@ alice=$work/subs/alice bob=$work/subs/bob.tar.gz
 if [ "$two_workers" = --two-workers ]; then
   slots=$5
   shift 5
-  if [ ! -d "$slots/slots/0/build" ]; then  # the corpus grading skips itself on a GPU machine
-    echo "SKIPPED: no build slot in $slots (cli.e2e.grade_fixtures leaves one); building one takes minutes"
+  # The corpus grading's slot: in its work folder, or in the shared CONVLAB_SLOTS_DIR.
+  if [ -n "${CONVLAB_SLOTS_DIR:-}" ]; then built=$(compgen -G "$CONVLAB_SLOTS_DIR/*/0/build"); else built=$(compgen -G "$slots/slots/0/build"); fi
+  if [ -z "$built" ]; then  # the corpus grading skips itself on a GPU machine
+    echo "SKIPPED: no build slot in ${CONVLAB_SLOTS_DIR:-$slots} (cli.e2e.grade_fixtures leaves one); building one takes minutes"
     exit 77
   fi
   # Two submissions, two GPUs: each is graded on one of them, all its graders on that one.

@@ -77,9 +77,13 @@ check "hardware.json: the toolchain check ran, and says there is no GPU to check
 check "grade.log written" grep -q "convlab grade:" "$o/grade.log"
 check "the tarball was unpacked and built" grep -q '"kind": "tarball"' "$o/state/correct_tarball.json"
 check "the git repository was cloned and built" grep -q '"kind": "git"' "$o/state/correct_git.json"
-check "the grading tree has no reference/" test ! -e "$o/work/slots/0/src/reference"
+# The build slot's folder, as grade.log names it (OUT/work/slots/0, or under --slots-dir /
+# CONVLAB_SLOTS_DIR, which the grading tests share).
+slot=$(grep -o 'build slot 0 ready in .*): /.*' "$o/grade.log" | head -1 | sed 's/.*): //')
+check "grade.log names the build slot's folder ($slot)" test -d "$slot/build"
+check "the grading tree has no reference/" test ! -e "$slot/src/reference"
 check "the tampered spec did not reach the grading tree" \
-  cmp -s "$root/labs/01-conv-basic/grading.json" "$o/work/slots/0/src/labs/01-conv-basic/grading.json"
+  cmp -s "$root/labs/01-conv-basic/grading.json" "$slot/src/labs/01-conv-basic/grading.json"
 check "the course tree is untouched" git -C "$root" diff --quiet -- labs grader/src grader/include
 check "no process of the sandbox user is left" test "$(ps -u nobody -o pid= 2>/dev/null | wc -l)" -eq 0
 
@@ -93,18 +97,18 @@ check "the second run resumed every submission" test "$(grep -c '^resumed: ' "$w
 echo "resumed run: $((SECONDS - start)) s"
 
 # The student commands on this tree: status informs (exit 0), check explains.
-out=$("$convlab" --root "$root" status --build-dir "$o/work/slots/0/build" 2>&1)
+out=$("$convlab" --root "$root" status --build-dir "$slot/build" 2>&1)
 check "status exits 0 and prints a table" grep -q "^lab01 " <<<"$out"
 echo "$out"
 
-out=$("$convlab" --root "$root" check lab01 --build-dir "$o/work/slots/0/build" 2>&1)
+out=$("$convlab" --root "$root" check lab01 --build-dir "$slot/build" 2>&1)
 rc=$?
 echo "$out" | tail -8
 # Nothing could run (no GPU here): the check never ends green; it says why and what works instead.
 check "check builds, runs the graders and does not end green when none could run (exit $rc)" test $rc -eq 1
 check "check says why nothing ran" grep -q "the graders could not run: GPU test skipped" <<<"$out"
 check "check names the command that works here" grep -q "cmake --workflow --preset cpu" <<<"$out"
-out=$("$convlab" --root "$root" watch lab01 --cycles 1 --build-dir "$o/work/slots/0/build" 2>&1)
+out=$("$convlab" --root "$root" watch lab01 --cycles 1 --build-dir "$slot/build" 2>&1)
 check "watch runs a check (exit $?)" grep -q "points if graded now" <<<"$out"
 
 # Writes outside its folder, when the graders run as the invoking user: refused by the symbol fence

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
@@ -53,6 +54,42 @@ TEST(Project, StudentCopyLeavesOutSolutionsAndGradingFixtures) {
   EXPECT_TRUE(in_source_tree("reference/01-conv-basic/conv_basic.cu", false, false));
   EXPECT_TRUE(in_source_tree("grader/cli/main.cpp", false, true));
   EXPECT_TRUE(in_source_tree("starter_code/01-conv-basic/conv_basic.cu", false, true));
+}
+
+// Build slots (grade.cpp): a slot is held by one lease at a time, in this process or another; a
+// released slot is taken again, its build found (a later run rebuilds only what changed).
+TEST(SlotLease, OneHolderPerSlotAndReuseAfterRelease) {
+  TempDir t;
+  const std::string base = t.path + "/slots/abc";
+  SlotLease a = lease_slot(base);
+  ASSERT_TRUE(a.held());
+  EXPECT_EQ(a.index(), 0);
+  EXPECT_EQ(a.dir(), base + "/0");
+  EXPECT_FALSE(a.reused());
+  SlotLease b = lease_slot(base);  // slot 0 is held: the next one
+  EXPECT_EQ(b.index(), 1);
+  // Another process cannot take slot 0 or 1 either (flock is per open file, across processes).
+  const std::string probe = "flock --nonblock " + base + "/0.lock true";
+  const bool have_flock = !which("flock").empty();
+  if (have_flock) {
+    EXPECT_NE(std::system(probe.c_str()), 0);
+  }
+  make_dirs(a.dir() + "/build");
+  write_file_atomic(a.dir() + "/build/CMakeCache.txt", "cache\n");
+  a = SlotLease();  // released
+  if (have_flock) {
+    EXPECT_EQ(std::system(probe.c_str()), 0);
+  }
+  SlotLease c = lease_slot(base);
+  EXPECT_EQ(c.index(), 0);
+  EXPECT_TRUE(c.reused());
+  // Every slot held: a clear error, never a wait or a shared tree.
+  try {
+    SlotLease d = lease_slot(base, 2);
+    ADD_FAILURE() << "a third lease of two slots";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("all 2 build slots of " + base + " are in use"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Submission, NamesComeFromThePath) {
