@@ -38,19 +38,30 @@ cores=$(nproc)
 # JOBS build slots (default 1: the copies share one build, which keeps the test's cost that of one
 # student build; a GPU machine's check gives it more).
 jobs=${JOBS:-1}
-# The hog: one busy loop per core, for as long as the grading runs (killed at the end, even on failure).
+# Under /tmp, as `mktemp -d` gives it (the runner sandbox's private /tmp must not hide the runners).
+scratch=$(mktemp -d /tmp/convlab-stress-XXXXXX)
+chmod 755 "$scratch"
+start=$SECONDS
+"$convlab" --root "$root" grade "$work"/subs/* --labs "$labs" --preset "$preset" --out "$work/out" --jobs $jobs \
+  --work-dir "$scratch/work" "${grade_options[@]}" >"$work/grade.log" 2>&1 &
+grading=$!
+# The hog: one busy loop per core, from the moment the build slots are ready (the load is on the
+# grading, not on setting up the harness's build, which a later run may find made already:
+# CONVLAB_SLOTS_DIR) until the grading ends (killed at the end, even on failure).
+slots_used=$((jobs < copies ? jobs : copies))  # a builder sets up its slot when it takes its first copy
+until [ "$(grep -c 'build slot [0-9]* ready in' "$work/out/grade.log" 2>/dev/null)" -ge "$slots_used" ] ||
+      ! kill -0 $grading 2>/dev/null; do
+  sleep 1
+done
 hogs=()
 for ((k = 0; k < ${HOGS:-$cores}; k++)); do
   (while :; do :; done) &
   hogs+=($!)
 done
 trap 'kill "${hogs[@]}" 2>/dev/null' EXIT
-# Under /tmp, as `mktemp -d` gives it (the runner sandbox's private /tmp must not hide the runners).
-scratch=$(mktemp -d /tmp/convlab-stress-XXXXXX)
-chmod 755 "$scratch"
-start=$SECONDS
-"$convlab" --root "$root" grade "$work"/subs/* --labs "$labs" --preset "$preset" --out "$work/out" --jobs $jobs \
-  --work-dir "$scratch/work" "${grade_options[@]}" >"$work/grade.log" 2>&1
+kill -0 $grading 2>/dev/null && beside=1 || beside=0
+echo "build slots ready after $((SECONDS - start)) s; ${#hogs[@]} busy loops started"
+wait $grading
 rc=$?
 seconds=$((SECONDS - start))
 kill "${hogs[@]}" 2>/dev/null
@@ -60,6 +71,7 @@ echo "graded $copies copies of the references ($labs) on preset $preset ${grade_
   "on $cores cores and ${HOGS:-$cores} busy loops beside, in $seconds s"
 
 check "convlab grade exited 0 (exit $rc)" test $rc -eq 0
+[ ${#hogs[@]} -eq 0 ] || check "the busy loops ran while the submissions were graded" test $beside -eq 1
 o=$work/out
 check "a gradebook row per copy" test "$(($(wc -l <"$o/gradebook.csv") - 2))" -eq "$copies"
 # Every copy's row the same, the student's name aside.
