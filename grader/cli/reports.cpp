@@ -161,6 +161,7 @@ std::string to_json(const StudentResult& r) {
                          {"tests_passed", g.tests_passed}, {"tests_total", g.tests_total}, {"tests", tests},
                          {"review", g.review}, {"needs_gpu", g.needs_gpu}});
       if (!g.infrastructure.empty()) graders.back()["infrastructure"] = g.infrastructure;
+      if (!g.on_gpu.empty()) graders.back()["on_gpu"] = g.on_gpu;
       if (g.recheck) graders.back()["recheck"] = recheck_json(*g.recheck);
     }
     labs.push_back({{"lab", l.lab}, {"title", l.title}, {"submitted", l.submitted}, {"failure", l.failure},
@@ -218,6 +219,7 @@ StudentResult student_from_json(const std::string& text) {
         g.review = gj.value("review", false);  // absent from results saved before issue 18
         g.infrastructure = gj.value("infrastructure", std::string());
         g.needs_gpu = gj.value("needs_gpu", false);
+        g.on_gpu = gj.value("on_gpu", std::string());
         if (gj.contains("recheck")) g.recheck = recheck_in(gj.at("recheck"));
         l.graders.push_back(std::move(g));
       }
@@ -243,17 +245,21 @@ std::string gradebook_csv(const std::vector<StudentResult>& students, const std:
     std::string f, ng;
     roster = roster || !s.id.empty();
     for (const auto& l : s.labs) {
-      std::vector<std::string> gpu;
+      std::vector<std::string> gpu, zero_on_gpu;
       double gpu_points = 0;
       for (const auto& g : l.graders) {
         if (const std::string one = gradebook_flag(l.lab, g); !one.empty()) f += (f.empty() ? "" : " | ") + one;
         if (g.needs_gpu) gpu.push_back(g.id), gpu_points += g.extra_credit ? 0 : g.max_points;
+        if (g.needs_gpu && !g.on_gpu.empty()) zero_on_gpu.push_back(g.id);
       }
       if (!gpu.empty()) {
-        std::string ids;
+        std::string ids, zero;
         for (const auto& id : gpu) ids += (ids.empty() ? "" : ", ") + id;
+        for (const auto& id : zero_on_gpu) zero += (zero.empty() ? "" : ", ") + id;
         ng += (ng.empty() ? "" : " | ") + l.lab + " " + ids + ": " + (gpu.size() > 1 ? "need" : "needs") + " a GPU (" +
-              fmt_points(gpu_points) + " points)";
+              fmt_points(gpu_points) + " points)" +
+              (zero.empty() ? "" : "; " + zero + " earn" + (zero_on_gpu.size() > 1 ? "" : "s") +
+                                       " 0 there: work outside the stream given (see the feedback)");
       }
       for (std::size_t i = 0; i < labs.size(); ++i)
         if (labs[i] == l.lab && !seen[i]) possible[i] = lab_max[i] - gpu_points, seen[i] = true;

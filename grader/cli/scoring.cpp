@@ -130,6 +130,7 @@ TestOutcome read_record(const std::string& path, const std::string& key) {
   // GoogleTest's scaffolding, from a judge built before the records held the graders' words only.
   t.message = failure_text(j.value("message", std::string()));
   if (j.contains("output") && j.at("output").is_string()) t.output = j.at("output").get<std::string>();
+  if (j.contains("escaped") && j.at("escaped").is_string()) t.escaped = j.at("escaped").get<std::string>();
   if (j.contains("seed") && j.at("seed").is_number_unsigned()) t.seed = j.at("seed").get<std::uint64_t>();
   if (j.contains("base_seed") && j.at("base_seed").is_number_unsigned())
     t.base_seed = j.at("base_seed").get<std::uint64_t>();
@@ -178,6 +179,19 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
     if (run.needs_gpu) {
       r.needs_gpu = true;
       r.reason = kNeedsGpu;
+      // What the GPU's speed grader refuses whatever the time, the CPU backend sees too (issue 27,
+      // item 5): a slot whose kernels went to another stream earns nothing on a GPU, in these words.
+      const std::string variant = g.id.substr(g.id.find('.') + 1);
+      for (const char* kind : {"correctness.", "technique."}) {
+        const auto other = runs.find(kind + variant);
+        if (other == runs.end() || !r.on_gpu.empty()) continue;
+        for (const auto& t : other->second.tests)
+          if (!t.escaped.empty()) {
+            r.on_gpu = "earns 0 on a GPU: " + t.escaped + " (seen on the CPU backend in " + t.name + ")";
+            r.reason = kNeedsGpu + std::string("; it ") + r.on_gpu;
+            break;
+          }
+      }
     } else if (!failure.empty()) {
       r.reason = "no points: " + failure;
     } else if (!run.not_run.empty()) {

@@ -45,6 +45,7 @@ struct TestOutcome {
   std::vector<std::string> kernels;  ///< the kernels the student's code launched in the test
   std::vector<std::string> judged;   ///< technique tests: the kernels its rules judged and passed
   std::string output;                ///< what the kernels' code printed in the test, as the judge cut it
+  std::string escaped;               ///< work outside the given stream, in the speed grader's words (TestRecord::escaped)
   std::string error_map;             ///< its error map image, relative to feedback/ ("alice/<test>.png"; "" = none)
 };
 
@@ -106,6 +107,9 @@ struct GraderResult {
   bool review = false;             ///< the instructor should look at this grade (the gradebook's flags column)
   std::string infrastructure;      ///< the harness's own fault (GraderRun::infrastructure): regrade
   bool needs_gpu = false;          ///< not gradable on the backend it was graded on: not possible there either
+  /// A grader that needs a GPU, whose verdict there is known already: "earns 0 on a GPU: <why>"
+  /// (a kernel on another stream, which the speed grader refuses whatever the time); "" if none.
+  std::string on_gpu;
 };
 
 /// The verdict on one lab of one submission.

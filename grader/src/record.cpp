@@ -34,6 +34,7 @@ std::string TestRecord::to_json() const {
   if (!kernels.empty()) j["kernels"] = kernels;
   if (!judged.empty()) j["judged"] = judged;
   if (!output.empty()) j["output"] = output;
+  if (!escaped.empty()) j["escaped"] = escaped;
   // Infinite ratios (a NaN output) are written as null by nlohmann; keep a readable note.
   return j.dump(2);
 }

@@ -321,6 +321,42 @@ TEST(Reports, CpuGradebookCountsOnlyWhatCouldBeGraded) {
   EXPECT_TRUE(student_from_json(to_json(a)).labs[0].graders[1].needs_gpu);
 }
 
+// CPU parity (issue 27, item 5): a kernel launched outside the stream the grader gave, seen by the
+// CPU backend in a correctness test, is what the GPU's speed grader refuses whatever the time. On
+// the CPU backend that grader still needs a GPU (not possible there), but says, in the GPU's words,
+// that it earns 0 there; the gradebook's column says so too.
+TEST(Reports, CpuBackendSaysWhatTheGpuSpeedGraderWillRefuse) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  runs["speedup.a"] = GraderRun{};
+  runs["speedup.a"].needs_gpu = true;
+  const std::string words =
+      "kernel conv1d_naive_kernel was launched on the legacy default stream (a launch without a stream argument), "
+      "not on the stream the grader passed to your launcher";
+  runs["correctness.a"].tests[0].escaped = words;
+  const LabResult lab = score_lab(spec, runs);
+  EXPECT_TRUE(lab.graders[1].needs_gpu);
+  EXPECT_DOUBLE_EQ(lab.graders[1].points, 0);
+  EXPECT_NE(lab.graders[1].reason.find("needs a GPU"), std::string::npos) << lab.graders[1].reason;
+  EXPECT_NE(lab.graders[1].reason.find("earns 0 on a GPU: " + words + " (seen on the CPU backend in " +
+                                       runs["correctness.a"].tests[0].name + ")"),
+            std::string::npos)
+      << lab.graders[1].reason;
+  EXPECT_DOUBLE_EQ(lab.score, 35);  // what the CPU backend can award is unchanged
+  StudentResult a;
+  a.student = "alice";
+  a.labs = {lab};
+  EXPECT_EQ(gradebook_csv({a}, {"lab07"}, {50}),
+            "student,lab07,total,not graded\n"
+            "Points Possible,30,30,\n"
+            "alice,35,35,lab07 speedup.a: needs a GPU (20 points); speedup.a earns 0 there: work outside the stream "
+            "given (see the feedback)\n");
+  EXPECT_EQ(student_from_json(to_json(a)).labs[0].graders[1].on_gpu, lab.graders[1].on_gpu);
+  // Without such a launch, nothing is said.
+  runs["correctness.a"].tests[0].escaped.clear();
+  EXPECT_EQ(score_lab(spec, runs).graders[1].reason, "needs a GPU: graded when your instructor grades on one");
+}
+
 // With a roster, the rows carry the names, ids and e-mails an LMS matches on.
 TEST(Reports, RosterGradebookHasIdAndEmailColumns) {
   StudentResult a = sample();

@@ -45,6 +45,11 @@ struct TestRecord {
   /// to the technique. Set by the lab's test before the first call; not written.
   bool outside_technique = false;
   std::string output;                      ///< what the kernels' code printed during the test (remote::take_printed)
+  /// Work the student's code did outside the stream the grader gave it (a launch on the legacy
+  /// default stream, a stream of its own, work from another thread), in the GPU speed grader's
+  /// words (escaped_work()); "" if none. The speed grader refuses it on a GPU; `convlab grade` on
+  /// the CPU backend, where speed is not timed, says so with the same words (issue 27, item 5).
+  std::string escaped;
 
   /// The record as a JSON object (text).
   std::string to_json() const;

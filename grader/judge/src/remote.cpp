@@ -7,6 +7,7 @@
 #include "convlab/exec_busy.hpp"
 #include "convlab/remote_contract.hpp"
 #include "convlab/runner_words.hpp"
+#include "convlab/speed_check.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -174,6 +175,7 @@ struct QuitAtExit {
 void note_kernels(const std::string& entry, const wire::Evidence& evidence) {
   if (entry.rfind("baseline.", 0) == 0) return;  // the graders' own kernels
   TestRecord& rec = current_record();
+  if (rec.escaped.empty()) rec.escaped = escaped_work(evidence);  // in every test, whatever its kind
   if (rec.outside_technique) return;
   // "lab03.correctness.conv2d_tiled_in.w1_h1_r0": the slot is the third part.
   std::string slot;
