@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -315,6 +316,46 @@ TEST(site, sources_cited_by_name) {
     for (const auto& l : source_numbers(read_source_file(page))) problems.push_back(std::string(page) + " " + l);
   EXPECT_TRUE(problems.empty()) << "cite a source by title and author (docs/mainpage.md, Sources), not by number:\n"
                                 << join(problems);
+}
+
+// The instructor notes say what to run and what it shows; when and in which session a
+// figure was taken, the commits and the CI script's runs are the lab notebook's
+// (docs/maintainers.md, outside the navigation of students and instructors alike).
+TEST(site, instructor_notes_are_not_a_notebook) {
+  std::string text = read_source_file("docs/instructor.md");
+  for (auto& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<std::string> problems;
+  for (const char* needle : {"2026-", "2025-", ".ci/", "commit `", "earlier run", "same day", "same session",
+                             "this session", "is not known", "not recorded", "notebook entry"})
+    for (const auto& l : lines_with(text, needle)) problems.push_back("'" + std::string(needle) + "' on " + l);
+  EXPECT_TRUE(problems.empty()) << "docs/instructor.md reads as a lab notebook; move these to docs/maintainers.md "
+                                << "(Lab notebook) and say what to run and what it shows:\n"
+                                << join(problems);
+}
+
+// A page sits under one parent in the navigation: `\subpage X` twice puts it there twice.
+TEST(site, one_parent_per_page) {
+  std::vector<std::string> pages = {"docs/mainpage.md",    "docs/chapters.md",   "docs/commands.md",
+                                    "docs/instructors.md", "docs/instructor.md", "docs/grading.md",
+                                    "docs/known-issues.md", "docs/maintainers.md", "docs/quickstart.md"};
+  for (const auto& l : kLabs) pages.push_back("labs/" + l.slug + "/README.md");
+  std::map<std::string, std::vector<std::string>> parents;
+  for (const auto& page : pages) {
+    const std::string text = read_source_file(page);
+    for (std::size_t p = text.find("\\subpage "); p != std::string::npos; p = text.find("\\subpage ", p + 1)) {
+      std::size_t b = p + 9, e = b;
+      while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+      parents[text.substr(b, e - b)].push_back(page);
+    }
+  }
+  std::vector<std::string> problems;
+  for (const auto& [child, from] : parents)
+    if (from.size() > 1) {
+      std::string where;
+      for (const auto& f : from) where += " " + f;
+      problems.push_back(child + " is a \\subpage of" + where);
+    }
+  EXPECT_TRUE(problems.empty()) << "link to a page with \\ref where it is not its parent:\n" << join(problems);
 }
 
 // Doxygen ends the text of `\ref anchor "text"` at the end of the line: a text
