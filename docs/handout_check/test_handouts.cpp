@@ -4,6 +4,7 @@
 // questions and their folded answers, and a student page links nowhere a
 // student cannot follow. CTest names: docs.handouts.<lab>.<check>.
 #include "answers.hpp"
+#include "gpu_model.hpp"
 #include "handout.hpp"
 #include "stencil_op_ratio.hpp"
 
@@ -239,7 +240,7 @@ const Lab kLabs[] = {
     {"lab02", "02-conv-constant", lab02_answers, {"0.96x", "1.23x", "5–7 %", "98.8", "50.1"}},
     {"lab03", "03-conv-tiled-halo", lab03_answers, {"6.8285", "4.2600", "4.260", "0.738", "1.60x"}},
     {"lab04", "04-conv-cached-halo", lab04_answers, {"0.7846", "0.785", "0.371", "2.11"}},
-    {"lab05", "05-stencil", lab05_answers, {"0.399", "0.398", "0.759", "0.748", "6.96"}},
+    {"lab05", "05-stencil", lab05_answers, {"0.399", "0.398", "0.759", "0.748", "6.96", "94 %", "49 %"}},
     {"lab06", "06-conv-im2col-cudnn", lab06_answers, {"1.5823", "1.58 ms"}},
 };
 
@@ -483,6 +484,30 @@ TEST(checker, predictions_stay_behind_their_questions) {
   unlinked.replace(unlinked.find(link), link.size(), "");
   EXPECT_EQ(prediction_problems(unlinked + results, "lab09", {"0.920"}).size(), 1u);
   EXPECT_EQ(prediction_problems(questions + "# What you should see {#lab09_results}\n\n| 2 | 0.920 |\n", "lab09", {"0.920"}).size(), 1u);
+}
+
+// The SM model behind the banks and occupancy answers, on cases known from elsewhere.
+TEST(checker, gpu_model_banks_and_occupancy) {
+  std::vector<long long> row, column, broadcast;
+  for (int k = 0; k < 32; ++k) row.push_back(100 + k), column.push_back(32LL * k), broadcast.push_back(7);
+  EXPECT_EQ(bank_passes(row), 1);
+  EXPECT_EQ(bank_passes(column), 32);
+  EXPECT_EQ(bank_passes(broadcast), 1);  // one word for all lanes: a broadcast, not a conflict
+  // Lab 06's implicit GEMM as Nsight Compute saw it: 128 registers, 256 threads, 2 blocks
+  // of 8 warps per SM, "25 % possible".
+  const Occupancy gemm = h100_occupancy(256, 128, 21 * 1024);
+  EXPECT_EQ(gemm.blocks, 2);
+  EXPECT_EQ(gemm.limiter, "registers");
+  EXPECT_DOUBLE_EQ(gemm.percent, 25.0);
+  // The other limits: shared memory (100 KB blocks), threads (1024-thread blocks, few
+  // registers) and the 32-block cap (32-thread blocks).
+  EXPECT_EQ(h100_occupancy(128, 32, 100 * 1024).limiter, "shared memory");
+  EXPECT_EQ(h100_occupancy(128, 32, 100 * 1024).blocks, 2);
+  EXPECT_EQ(h100_occupancy(1024, 16, 0).blocks, 2);
+  EXPECT_EQ(h100_occupancy(1024, 16, 0).limiter, "threads");
+  EXPECT_EQ(h100_occupancy(32, 16, 0).blocks, 32);
+  EXPECT_EQ(h100_registers_for(256, 5), 48);
+  EXPECT_EQ(h100_registers_for(32, 1), 255);  // a thread may use at most 255
 }
 
 TEST(checker, student_links_catch_what_a_student_cannot_open) {
