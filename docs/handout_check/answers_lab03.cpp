@@ -2,10 +2,12 @@
 // OP/B from op_ratio.hpp, and counts of the threads that load ghost cells,
 // enumerated thread by thread as the kernels index them.
 #include "answers.hpp"
+#include "gpu_model.hpp"
 
 #include "lab03.hpp"
 #include "op_ratio.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,44 @@ double tiled_op_ratio_3d(int in_tile, int r) {
   if (o <= 0) return 0.0;
   const double taps = double(2 * r + 1) * (2 * r + 1) * (2 * r + 1);
   return double(o) * o * o * taps * 2.0 / (double(in_tile) * in_tile * in_tile * 4.0);
+}
+
+
+// Passes of a warp whose 32 lanes read one column of a float tile with a row
+// stride of `stride` words (lane k reads row k): PMPP's tile walked down a column.
+int column_passes(int stride) {
+  std::vector<long long> w;
+  for (int k = 0; k < 32; ++k) w.push_back(1LL * stride * k);
+  return bank_passes(w);
+}
+
+// The worst warp of the loading loop of conv2d_tiled_out() at radius r: thread t
+// of the block loads tile element i = 1024 k + t, row i / W and column i mod W of
+// the (W = 32 + 2r)-wide tile, stored with a row stride of `stride` words.
+int loading_passes(int r, int stride) {
+  const int w = in_tile_of_out(r), n = w * w, threads = OUT_TILE_DIM * OUT_TILE_DIM;
+  int worst = 0;
+  for (int base = 0; base < ceil_div(n, threads) * threads; base += 32) {
+    std::vector<long long> words;
+    for (int lane = 0; lane < 32; ++lane) {
+      const int i = base + lane;
+      if (i < n) words.push_back(1LL * (i / w) * stride + i % w);
+    }
+    worst = std::max(worst, bank_passes(words));
+  }
+  return worst;
+}
+
+// The worst warp of an 18 x 18 block (lab 05's heat2d_tiled) reading s[ty][tx] from a
+// tile with a row stride of `stride` words: a warp holds 32 consecutive linear threads.
+int heat_block_passes(int stride) {
+  int worst = 0;
+  for (int base = 0; base < 18 * 18; base += 32) {
+    std::vector<long long> words;
+    for (int t = base; t < std::min(base + 32, 18 * 18); ++t) words.push_back(1LL * (t / 18) * stride + t % 18);
+    worst = std::max(worst, bank_passes(words));
+  }
+  return worst;
 }
 
 }  // namespace
@@ -99,6 +139,18 @@ std::vector<Answer> lab03_answers() {
   a.push_back({"lab03.predict_r7",
                fixed(two_decimals(tiled_op_ratio(in_tile_of_out(7), 7)) / two_decimals(tiled_op_ratio(IN_TILE_DIM, 7)), 2)});
   a.push_back({"lab03.measured_r7", fixed(6.8285 / 4.2600, 2)});
+
+  // Background, "Shared-memory banks and row padding": a warp down a column of a
+  // tile with row stride W takes gcd(W, 32) passes; one word of padding makes it 1.
+  a.push_back({"lab03.bank_col_32", std::to_string(column_passes(32))});
+  for (int r : {1, 2, 3, 4, 8}) a.push_back({"lab03.bank_col_r" + std::to_string(r), std::to_string(column_passes(in_tile_of_out(r)))});
+  a.push_back({"lab03.bank_col_padded_r4", std::to_string(column_passes(in_tile_of_out(4) + 1))});
+  // Its questions: the loading loop at r = 5 into a dense 42-wide tile and into the
+  // starter's array, 48 words wide; an 18 x 18 block on an 18- and a 32-word-wide tile.
+  a.push_back({"lab03.bank_load_dense_r5", std::to_string(loading_passes(5, in_tile_of_out(5)))});
+  a.push_back({"lab03.bank_load_48_r5", std::to_string(loading_passes(5, in_tile_of_out(kMaxRadius2d)))});
+  a.push_back({"lab03.bank_heat_18", std::to_string(heat_block_passes(18))});
+  a.push_back({"lab03.bank_heat_32", std::to_string(heat_block_passes(32))});
   return a;
 }
 

@@ -2,11 +2,13 @@
 // separable and register-tiling counts, the roofline floors of the handout,
 // and the OP/B column of the summary of labs 1 to 4 (op_ratio.hpp).
 #include "answers.hpp"
+#include "gpu_model.hpp"
 
 #include "lab04.hpp"
 #include "op_ratio.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -62,6 +64,26 @@ double floor_direct_ms(int r) {
   return 1e3 * std::max(8 * kPixels / kCopyBytesPerS, 2 * kPixels * (2 * r + 1) * (2 * r + 1) / kFmaFlopPerS);
 }
 double floor_separable_ms() { return 1e3 * 16 * kPixels / kCopyBytesPerS; }
+
+// conv2d_fast as `nvcc -Xptxas -v` reported it (the table of "The road to the
+// roofline"): 256 threads, registers and KB of static shared memory.
+int kb(double k) { return static_cast<int>(k * 1024 + 0.5); }
+
+// A column pass that stages a tile of t, 32 floats wide, and lets the 32 lanes of a
+// warp take 32 consecutive rows of one column (the transposed mapping): the bank
+// passes of one shared load with a row stride of `stride` words, and the 128-byte
+// lines one global load of the warp touches when the lanes read rows of a
+// `width`-float image.
+int column_pass_bank_passes(int stride) {
+  std::vector<long long> w;
+  for (int lane = 0; lane < 32; ++lane) w.push_back(1LL * lane * stride);
+  return bank_passes(w);
+}
+int column_pass_lines(long long width) {
+  std::set<long long> lines;
+  for (int lane = 0; lane < 32; ++lane) lines.insert(lane * width * 4 / 128);
+  return int(lines.size());
+}
 
 }  // namespace
 
@@ -164,6 +186,35 @@ std::vector<Answer> lab04_answers() {
     a.push_back({"lab04.cached1d_global_warp_r8", fixed(1 + 2.0 * r * 32 / b, 2)});
     a.push_back({"lab04.cached1d_shared_warp_r8", std::to_string(2 * r + 1)});
   }
+
+  // Background, "Occupancy, worked": conv2d_fast at r = 7 (59 registers, 25.9 KB) and
+  // r = 1 (48 registers, 18.1 KB), 256 threads per block.
+  const Occupancy o7 = h100_occupancy(256, 59, kb(25.9)), o1 = h100_occupancy(256, 48, kb(18.1));
+  a.push_back({"lab04.occ_regs_r7", std::to_string(o7.registers_allocated)});
+  a.push_back({"lab04.occ_by_regs_r7", std::to_string(o7.by_registers)});
+  a.push_back({"lab04.occ_by_smem_r7", std::to_string(o7.by_shared)});
+  a.push_back({"lab04.occ_by_threads", std::to_string(o7.by_threads)});
+  a.push_back({"lab04.occ_blocks_r7", std::to_string(o7.blocks)});
+  a.push_back({"lab04.occ_warps_r7", std::to_string(o7.warps)});
+  a.push_back({"lab04.occ_pct_r7", fixed(o7.percent, 0)});
+  // Its questions: r = 1; the registers that would fill the SM; lab 03's
+  // conv2d_tiled_out (1024 threads, the starter's 9216-byte tile) at 32 and 33
+  // registers; what __launch_bounds__(256, 5) leaves (lab 05's stencil3d_register).
+  a.push_back({"lab04.occ_by_regs_r1", std::to_string(o1.by_registers)});
+  a.push_back({"lab04.occ_by_smem_r1", std::to_string(o1.by_shared)});
+  a.push_back({"lab04.occ_blocks_r1", std::to_string(o1.blocks)});
+  a.push_back({"lab04.occ_pct_r1", fixed(o1.percent, 1)});
+  a.push_back({"lab04.occ_regs_full", std::to_string(h100_registers_for(256, 8))});
+  a.push_back({"lab04.occ_tiled_out_32", std::to_string(h100_occupancy(1024, 32, 9216).blocks)});
+  a.push_back({"lab04.occ_tiled_out_33", std::to_string(h100_occupancy(1024, 33, 9216).blocks)});
+  a.push_back({"lab04.occ_tiled_out_33_pct", fixed(h100_occupancy(1024, 33, 9216).percent, 0)});
+  a.push_back({"lab04.occ_launch_bounds", std::to_string(h100_registers_for(256, 5))});
+  a.push_back({"lab04.occ_launch_bounds_pct", fixed(h100_occupancy(256, h100_registers_for(256, 5), 0).percent, 1)});
+
+  // Background, "Separable filters": the column pass with the lanes down a column.
+  a.push_back({"lab04.sep_col_bank_32", std::to_string(column_pass_bank_passes(32))});
+  a.push_back({"lab04.sep_col_bank_33", std::to_string(column_pass_bank_passes(33))});
+  a.push_back({"lab04.sep_col_lines", std::to_string(column_pass_lines(8191))});
   return a;
 }
 

@@ -3,6 +3,7 @@
 // (stencil_golden.hpp), the stability limit through heat_coefficients_2d/3d(),
 // tile sizes and the temporal-blocking traffic.
 #include "answers.hpp"
+#include "gpu_model.hpp"
 
 #include "lab05.hpp"
 #include "stencil_golden.hpp"
@@ -69,6 +70,21 @@ double largest_stable_dt(double dx, double dy, double dz, bool three_d) {
   throw std::logic_error("heat_coefficients accepted a time step above the stability limit");
 }
 
+// A star stencil of radius R in 3D: 6R + 1 points, 2(6R + 1) - 1 operations.
+int star3d_points(int radius) { return 6 * radius + 1; }
+int star3d_ops(int radius) { return 2 * star3d_points(radius) - 1; }
+
+// The reference's z walk (64 x 16 outputs per plane, Z_PER_BLOCK = 32) for a star
+// stencil of radius R: cells loaded per plane (the tile and its ring of R cells on
+// each side, no corners), planes loaded per block (Z + 2R) and OP/B.
+int zwalk_loaded(int radius) { return 64 * 16 + 2 * radius * (64 + 16); }
+double zwalk_op_ratio(int radius) {
+  return double(star3d_ops(radius)) * 64 * 16 * 32 / (4.0 * zwalk_loaded(radius) * (32 + 2 * radius));
+}
+// Of a block's halo cells, those its neighbours in a 2 x 2 cluster hold: one side
+// of 64 and one of 16, R cells deep.
+int cluster_halo_cells(int radius) { return radius * (64 + 16); }
+
 }  // namespace
 
 std::vector<Answer> lab05_answers() {
@@ -133,6 +149,43 @@ std::vector<Answer> lab05_answers() {
   // loaded once with its halo ring of 2 (64 + 16) cells; z neighbours stay in registers.
   a.push_back({"lab05.loads_naive_3d", "7"});
   a.push_back({"lab05.loads_register_3d", fixed(1 + 2.0 * (64 + 16) / (64 * 16), 2)});
+
+  // Background, "Higher-order stencils": 13-point (R = 2) and 25-point (R = 4) stars.
+  for (int r : {2, 4}) {
+    const std::string k = std::to_string(r);
+    a.push_back({"lab05.ho_ops_r" + k, std::to_string(star3d_ops(r))});
+    a.push_back({"lab05.ho_naive_op_r" + k, fixed(naive_stencil_op_ratio(star3d_ops(r), star3d_points(r)), 2)});
+    a.push_back({"lab05.ho_ideal_op_r" + k, fixed(star3d_ops(r) / 8.0, 2)});
+  }
+  a.push_back({"lab05.ho_ridge", fixed(59.6e12 / 2861e9, 1)});
+  for (int r : {1, 2, 4}) {
+    const std::string k = std::to_string(r);
+    a.push_back({"lab05.ho_loaded_r" + k, grouped(zwalk_loaded(r))});
+    a.push_back({"lab05.ho_planes_r" + k, std::to_string(32 + 2 * r)});
+    a.push_back({"lab05.ho_zwalk_op_r" + k, fixed(zwalk_op_ratio(r), 2)});
+    a.push_back({"lab05.ho_halo_pct_r" + k, fixed(100.0 * 2 * r * (64 + 16) / zwalk_loaded(r), 1)});
+  }
+  a.push_back({"lab05.ho_window_r2", std::to_string(2 * 2 + 1)});
+  a.push_back({"lab05.ho_window_r4", std::to_string(2 * 4 + 1)});
+  a.push_back({"lab05.ho_ring_r4", std::to_string(2 * 4 + 3)});
+  // Six more registers than R = 1's 48 (a ring of 11 values instead of 5).
+  a.push_back({"lab05.ho_occ_regs_r4", std::to_string(48 + 6)});
+  a.push_back({"lab05.ho_occ_blocks_r4", std::to_string(h100_occupancy(256, 48 + 6, 0).blocks)});
+  a.push_back({"lab05.ho_occ_pct_r4", fixed(h100_occupancy(256, 48 + 6, 0).percent, 0)});
+
+  // Background, "Asynchronous tile loads and thread-block clusters": TMA's 16-byte rule
+  // on the graders' 8191-wide rows and on the z walk's plane box (64 + 2) x (16 + 2).
+  a.push_back({"lab05.tma_stride_8191", grouped(8191LL * 4)});
+  a.push_back({"lab05.tma_stride_8191_rem", std::to_string(8191 * 4 % 16)});
+  const int box_w = (64 + 2 + 3) / 4 * 4;  // floats: box width x 4 bytes a multiple of 16
+  a.push_back({"lab05.tma_box_w", std::to_string(box_w)});
+  a.push_back({"lab05.tma_box_bytes", grouped(4LL * box_w * (16 + 2))});
+  for (int r : {1, 4}) {
+    const std::string k = std::to_string(r);
+    a.push_back({"lab05.dsmem_cells_r" + k, std::to_string(cluster_halo_cells(r))});
+    a.push_back({"lab05.dsmem_halo_pct_r" + k, fixed(100.0 * cluster_halo_cells(r) / (2 * r * (64 + 16)), 0)});
+    a.push_back({"lab05.dsmem_loaded_pct_r" + k, fixed(100.0 * cluster_halo_cells(r) / zwalk_loaded(r), 1)});
+  }
   return a;
 }
 

@@ -4,6 +4,7 @@
 // questions and their folded answers, and a student page links nowhere a
 // student cannot follow. CTest names: docs.handouts.<lab>.<check>.
 #include "answers.hpp"
+#include "gpu_model.hpp"
 #include "handout.hpp"
 #include "stencil_op_ratio.hpp"
 
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -196,15 +198,50 @@ std::vector<std::string> student_link_problems(const std::string& text) {
   return problems;
 }
 
+// --- predictions: what answers a "Predict, then measure" question stays behind it -------
+
+// The problems of a chapter's predictions: a measured figure that answers one of its
+// "Predict, then measure" questions (`measured`, as the handout prints it) must not appear
+// before the questions, where a student reads it before predicting; each such question
+// that times with `convlab bench` links to "What you should see", and that section says
+// which questions it answers.
+std::vector<std::string> prediction_problems(const std::string& text, const std::string& lab,
+                                             const std::vector<std::string>& measured) {
+  std::vector<std::string> problems;
+  const auto check_at = text.find("{#" + lab + "_check}");
+  if (check_at == std::string::npos) return {"no section 'Check your understanding {#" + lab + "_check}'"};
+  const std::string before = text.substr(0, check_at);
+  for (const auto& m : measured)
+    for (const auto& l : lines_with(before, m))
+      problems.push_back("'" + m + "' answers a 'Predict, then measure' question but stands before the questions, " + l);
+  for (const auto& q : questions(section(text, lab + "_check"))) {
+    if (q.title.find("Predict, then measure") == std::string::npos) continue;
+    const std::string asked = q.body.substr(0, q.body.find("<details>"));
+    // A question that times with `convlab bench labNN` finds the reference's times in
+    // "What you should see"; one that only counts loads (--traffic) has them in its answer.
+    if (asked.find("`convlab bench " + lab + "`") == std::string::npos) continue;
+    if (asked.find("\\ref " + lab + "_results") == std::string::npos)
+      problems.push_back("question '" + q.title + "' does not link to \\ref " + lab +
+                         "_results (\"open it after you predicted\") before its answer");
+  }
+  if (section(text, lab + "_results").find("\\ref " + lab + "_check") == std::string::npos)
+    problems.push_back("'What you should see' does not say which questions of \\ref " + lab + "_check it answers");
+  return problems;
+}
+
 struct Lab {
   std::string lab, slug;
   std::function<std::vector<Answer>()> answers;
+  std::vector<std::string> measured;  ///< the figures that answer its "Predict, then measure" questions
 };
 
 const Lab kLabs[] = {
-    {"lab01", "01-conv-basic", lab01_answers},      {"lab02", "02-conv-constant", lab02_answers},
-    {"lab03", "03-conv-tiled-halo", lab03_answers}, {"lab04", "04-conv-cached-halo", lab04_answers},
-    {"lab05", "05-stencil", lab05_answers},         {"lab06", "06-conv-im2col-cudnn", lab06_answers},
+    {"lab01", "01-conv-basic", lab01_answers, {"0.920"}},
+    {"lab02", "02-conv-constant", lab02_answers, {"0.96x", "1.23x", "5–7 %", "98.8", "50.1"}},
+    {"lab03", "03-conv-tiled-halo", lab03_answers, {"6.8285", "4.2600", "4.260", "0.738", "1.60x"}},
+    {"lab04", "04-conv-cached-halo", lab04_answers, {"0.7846", "0.785", "0.371", "2.11"}},
+    {"lab05", "05-stencil", lab05_answers, {"0.399", "0.398", "0.759", "0.748", "6.96", "94 %", "49 %"}},
+    {"lab06", "06-conv-im2col-cudnn", lab06_answers, {"1.5823", "1.58 ms"}},
 };
 
 void check_answers_of(const Lab& l) {
@@ -225,6 +262,12 @@ void check_questions_of(const Lab& l) {
   EXPECT_TRUE(problems.empty()) << "labs/" << l.slug << "/README.md:\n" << join(problems);
 }
 
+void check_predictions_of(const Lab& l) {
+  const auto problems = prediction_problems(readme(l.slug), l.lab, l.measured);
+  EXPECT_TRUE(problems.empty()) << "labs/" << l.slug << "/README.md: the measurements give the predictions away:\n"
+                                << join(problems);
+}
+
 void check_links_of(const Lab& l) {
   const auto problems = student_link_problems(readme(l.slug));
   EXPECT_TRUE(problems.empty()) << "labs/" << l.slug << "/README.md is a student page; move these to "
@@ -236,6 +279,7 @@ void check_links_of(const Lab& l) {
   TEST(lab, answers) { check_answers_of(kLabs[index]); }           \
   TEST(lab, at_a_glance) { check_glance_of(kLabs[index]); }        \
   TEST(lab, questions) { check_questions_of(kLabs[index]); }       \
+  TEST(lab, predictions) { check_predictions_of(kLabs[index]); }   \
   TEST(lab, student_links) { check_links_of(kLabs[index]); }
 
 CONVLAB_HANDOUT_TESTS(0, lab01)
@@ -273,6 +317,46 @@ TEST(site, sources_cited_by_name) {
     for (const auto& l : source_numbers(read_source_file(page))) problems.push_back(std::string(page) + " " + l);
   EXPECT_TRUE(problems.empty()) << "cite a source by title and author (docs/mainpage.md, Sources), not by number:\n"
                                 << join(problems);
+}
+
+// The instructor notes say what to run and what it shows; when and in which session a
+// figure was taken, the commits and the CI script's runs are the lab notebook's
+// (docs/maintainers.md, outside the navigation of students and instructors alike).
+TEST(site, instructor_notes_are_not_a_notebook) {
+  std::string text = read_source_file("docs/instructor.md");
+  for (auto& c : text) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<std::string> problems;
+  for (const char* needle : {"2026-", "2025-", ".ci/", "commit `", "earlier run", "same day", "same session",
+                             "this session", "is not known", "not recorded", "notebook entry"})
+    for (const auto& l : lines_with(text, needle)) problems.push_back("'" + std::string(needle) + "' on " + l);
+  EXPECT_TRUE(problems.empty()) << "docs/instructor.md reads as a lab notebook; move these to docs/maintainers.md "
+                                << "(Lab notebook) and say what to run and what it shows:\n"
+                                << join(problems);
+}
+
+// A page sits under one parent in the navigation: `\subpage X` twice puts it there twice.
+TEST(site, one_parent_per_page) {
+  std::vector<std::string> pages = {"docs/mainpage.md",    "docs/chapters.md",   "docs/commands.md",
+                                    "docs/instructors.md", "docs/instructor.md", "docs/grading.md",
+                                    "docs/known-issues.md", "docs/maintainers.md", "docs/quickstart.md"};
+  for (const auto& l : kLabs) pages.push_back("labs/" + l.slug + "/README.md");
+  std::map<std::string, std::vector<std::string>> parents;
+  for (const auto& page : pages) {
+    const std::string text = read_source_file(page);
+    for (std::size_t p = text.find("\\subpage "); p != std::string::npos; p = text.find("\\subpage ", p + 1)) {
+      std::size_t b = p + 9, e = b;
+      while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+      parents[text.substr(b, e - b)].push_back(page);
+    }
+  }
+  std::vector<std::string> problems;
+  for (const auto& [child, from] : parents)
+    if (from.size() > 1) {
+      std::string where;
+      for (const auto& f : from) where += " " + f;
+      problems.push_back(child + " is a \\subpage of" + where);
+    }
+  EXPECT_TRUE(problems.empty()) << "link to a page with \\ref where it is not its parent:\n" << join(problems);
 }
 
 // Doxygen ends the text of `\ref anchor "text"` at the end of the line: a text
@@ -383,6 +467,47 @@ TEST(checker, questions_need_answers_and_a_prediction) {
   std::string unanswered = five + "5. **Predict, then measure.** Run `convlab bench lab09`.\n";
   EXPECT_EQ(question_problems(chapter(unanswered), "lab09").size(), 1u);
   EXPECT_EQ(question_problems("# Goal {#lab09_goal}\n", "lab09").size(), 1u);
+}
+
+TEST(checker, predictions_stay_behind_their_questions) {
+  const std::string questions =
+      "# Check your understanding {#lab09_check}\n\n1. **Predict, then measure.** Predict, run `convlab bench lab09`. See \\ref lab09_results.\n"
+      "   <details><summary>Answer</summary>\n   It took 0.920 ms.\n   </details>\n\n";
+  const std::string results = "# What you should see {#lab09_results}\n\nAnswers question 1 of \\ref lab09_check.\n"
+                              "| r | time |\n| 2 | 0.920 |\n";
+  EXPECT_TRUE(prediction_problems("# Background {#lab09_b}\n\ntext\n" + questions + results, "lab09", {"0.920"}).empty())
+      << join(prediction_problems("# Background {#lab09_b}\n\ntext\n" + questions + results, "lab09", {"0.920"}));
+  // the measurement in the background, the question without its link, the results without theirs
+  EXPECT_EQ(prediction_problems("# Background\nr = 2 takes 0.920 ms\n" + questions + results, "lab09", {"0.920"}).size(), 1u);
+  std::string unlinked = questions;
+  const std::string link = "See \\ref lab09_results.";
+  unlinked.replace(unlinked.find(link), link.size(), "");
+  EXPECT_EQ(prediction_problems(unlinked + results, "lab09", {"0.920"}).size(), 1u);
+  EXPECT_EQ(prediction_problems(questions + "# What you should see {#lab09_results}\n\n| 2 | 0.920 |\n", "lab09", {"0.920"}).size(), 1u);
+}
+
+// The SM model behind the banks and occupancy answers, on cases known from elsewhere.
+TEST(checker, gpu_model_banks_and_occupancy) {
+  std::vector<long long> row, column, broadcast;
+  for (int k = 0; k < 32; ++k) row.push_back(100 + k), column.push_back(32LL * k), broadcast.push_back(7);
+  EXPECT_EQ(bank_passes(row), 1);
+  EXPECT_EQ(bank_passes(column), 32);
+  EXPECT_EQ(bank_passes(broadcast), 1);  // one word for all lanes: a broadcast, not a conflict
+  // Lab 06's implicit GEMM as Nsight Compute saw it: 128 registers, 256 threads, 2 blocks
+  // of 8 warps per SM, "25 % possible".
+  const Occupancy gemm = h100_occupancy(256, 128, 21 * 1024);
+  EXPECT_EQ(gemm.blocks, 2);
+  EXPECT_EQ(gemm.limiter, "registers");
+  EXPECT_DOUBLE_EQ(gemm.percent, 25.0);
+  // The other limits: shared memory (100 KB blocks), threads (1024-thread blocks, few
+  // registers) and the 32-block cap (32-thread blocks).
+  EXPECT_EQ(h100_occupancy(128, 32, 100 * 1024).limiter, "shared memory");
+  EXPECT_EQ(h100_occupancy(128, 32, 100 * 1024).blocks, 2);
+  EXPECT_EQ(h100_occupancy(1024, 16, 0).blocks, 2);
+  EXPECT_EQ(h100_occupancy(1024, 16, 0).limiter, "threads");
+  EXPECT_EQ(h100_occupancy(32, 16, 0).blocks, 32);
+  EXPECT_EQ(h100_registers_for(256, 5), 48);
+  EXPECT_EQ(h100_registers_for(32, 1), 255);  // a thread may use at most 255
 }
 
 TEST(checker, student_links_catch_what_a_student_cannot_open) {
