@@ -189,6 +189,7 @@ private:
   void finish(Job& job, StudentResult result, const GpuAssigned* gpu = nullptr);
   // outputs
   int write_outputs();
+  std::string phase_table() const;
   int compare_expectations();
   void prepare_dir(const std::string& dir) const;
   std::map<std::string, GraderRun> unreachable(const LabSpec& spec) const;
@@ -221,6 +222,9 @@ private:
   // runs sharing a --slots-dir (or a --work-dir) never build in the same tree.
   std::string slots_base_;
   std::vector<SlotLease> slots_;  // each builder writes its own
+  // Seconds by lab and phase over the submissions graded in this run (LabResult::phase_s, the build,
+  // "graded": how many), for grade.log's closing table (issue 29, item 1).
+  std::map<std::string, std::map<std::string, double>> phase_totals_;
   std::atomic<bool> fatal_{false};
   std::string fatal_message_;
   std::size_t total_ = 0;
@@ -854,6 +858,8 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   list.limits.timeout_s = 60;
   list.limits.output_kill_bytes = 1 << 20;
   const RunResult lr = run_sandboxed(list);
+  std::map<std::string, double> phase;  // LabResult::phase_s
+  phase["list"] = now_s() - t0;
   std::map<std::string, std::vector<std::string>> tests;
   std::string suite;
   std::istringstream in(lr.output);
@@ -873,10 +879,15 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
   bool gpu_present = false;
   for (const auto& g : b.spec.graders) {
     if (g.kind == "speedup") continue;  // correctness and technique graders first: they gate speed
+    double t = now_s();
     GraderRun run = run_grader(job, b, g, tests[g.id], gpu);
+    phase[g.kind] += now_s() - t;
+    t = now_s();
     if (rechecker_->wanted(g, run, b.slot_src))  // the kernel's fault, or the compiler's? (recheck.hpp)
       run.recheck = rechecker_->recheck(gpu, *b.lab, b.spec, job.sub.files.at(b.spec.lab), b.runner, job.dir + "/" + b.spec.lab,
                                         g, run, [&](const Replay& r) { return run_grader(job, b, g, tests[g.id], gpu, &r); });
+    phase["recheck"] += now_s() - t;
+    t = now_s();
     for (const auto& t : run.tests) gpu_present = gpu_present || (t.recorded && !t.skipped);
     const bool passed = !run.tests.empty() && run.problem.empty() &&
                         std::all_of(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) { return t.passed; });
@@ -885,6 +896,7 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
         run.sanitizer = run_sanitizer(job, b, g, tool, gpu, static_cast<int>(run.tests.size()), &run.note);
         if (!run.sanitizer.empty()) break;
       }
+    phase["sanitizer"] += now_s() - t;
     runs[g.id] = std::move(run);
   }
   for (const auto& g : b.spec.graders) {
@@ -912,10 +924,13 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
       continue;
     }
     const std::optional<Replay> lowered = speed_replay(g, runs);  // a gate passed only with less optimisation
+    const double t = now_s();
     runs[g.id] = run_grader(job, b, g, tests[g.id], gpu, lowered ? &*lowered : nullptr);
+    phase["speed"] += now_s() - t;
   }
   LabResult res = score_lab(b.spec, runs);
   res.run_s = now_s() - t0;
+  res.phase_s = std::move(phase);
   return res;
 }
 
@@ -946,6 +961,15 @@ void Grader::finish(Job& job, StudentResult result, const GpuAssigned* gpu) {
   log_->line(line + "; " + fmt_seconds(result.seconds) + " in all" + (gpu ? ", on " + gpu->short_label() : ""));
   std::lock_guard<std::mutex> l(mu_);
   if (gpu) graded_on_[gpu->entry].push_back(result.student);
+  for (const auto& l : result.labs) {
+    if (l.phase_s.empty() && l.build_s == 0) continue;  // not built: nothing of it ran
+    auto& p = phase_totals_[l.lab];
+    p["build"] += l.build_s;
+    double phases = 0;
+    for (const auto& [name, s] : l.phase_s) p[name] += s, phases += s;
+    p["other"] += std::max(0.0, l.run_s - phases);
+    p["graded"] += 1;
+  }
   results_[job.index] = std::move(result);
 }
 
@@ -1033,8 +1057,55 @@ int Grader::write_outputs() {
     std::snprintf(buf, sizeof buf, " %8s %9.1f\n", fmt_points(s.total()).c_str(), s.seconds);
     table << buf;
   }
-  log_->line(table.str() + "\noutputs: " + opt_.out + "/gradebook.csv, feedback/, results/, grade.log, hardware.json");
+  log_->line(table.str() + phase_table() + "\noutputs: " + opt_.out + "/gradebook.csv, feedback/, results/, grade.log, hardware.json");
   return compare_expectations();
+}
+
+// Where the time went: per lab, the mean seconds per submission graded in this run, by phase
+// (the build of the submission's files; the graders' listing; each kind of grader's processes, a
+// judge, a runner and its CUDA context each; sanitizers; compiler-bug rechecks; the rest).
+std::string Grader::phase_table() const {
+  if (phase_totals_.empty()) return "";
+  static const char* kPhases[] = {"build", "list", "correctness", "technique", "speed", "sanitizer", "recheck", "other"};
+  std::ostringstream t;
+  char buf[64];
+  t << "\nseconds per submission, by lab and phase (mean over the submissions graded in this run):\n";
+  std::snprintf(buf, sizeof buf, "%-7s", "lab");
+  t << buf;
+  for (const char* p : kPhases) {
+    std::snprintf(buf, sizeof buf, " %11s", p);
+    t << buf;
+  }
+  t << "       total  graded\n";
+  std::map<std::string, double> all;
+  double max_graded = 0;
+  for (const auto& [lab, p] : phase_totals_) {
+    const double n = p.count("graded") ? p.at("graded") : 0;
+    if (n <= 0) continue;
+    max_graded = std::max(max_graded, n);
+    std::snprintf(buf, sizeof buf, "%-7s", lab.c_str());
+    t << buf;
+    double total = 0;
+    for (const char* ph : kPhases) {
+      const double s = p.count(ph) ? p.at(ph) / n : 0;
+      total += s;
+      all[ph] += s;
+      std::snprintf(buf, sizeof buf, " %11.1f", s);
+      t << buf;
+    }
+    all["total"] += total;
+    std::snprintf(buf, sizeof buf, " %11.1f %7.0f\n", total, n);
+    t << buf;
+  }
+  std::snprintf(buf, sizeof buf, "%-7s", "all");
+  t << buf;
+  for (const char* ph : kPhases) {
+    std::snprintf(buf, sizeof buf, " %11.1f", all[ph]);
+    t << buf;
+  }
+  std::snprintf(buf, sizeof buf, " %11.1f\n", all["total"]);
+  t << buf;
+  return t.str();
 }
 
 int Grader::compare_expectations() {

@@ -125,6 +125,10 @@ struct LabResult {
   double max_score = 0;               ///< the lab's total (extra credit left out)
   double build_s = 0;                 ///< seconds to build
   double run_s = 0;                   ///< seconds to run the graders
+  /// run_s by phase (issue 29, item 1): "list" (the graders' listing), "correctness", "technique",
+  /// "speed" (each grader's processes), "sanitizer", "recheck" (compiler-bug rechecks). This run's
+  /// only: not saved with the result.
+  std::map<std::string, double> phase_s;
 };
 
 /// Scores a lab: `runs` maps grader ids to their runs; a non-empty `failure`

@@ -75,6 +75,8 @@ check "hardware.json written" grep -q '"gpus"' "$o/hardware.json"
 check "hardware.json: the toolchain check ran, and says there is no GPU to check on" \
   grep -q '"status": "no-gpu"' "$o/hardware.json"
 check "grade.log written" grep -q "convlab grade:" "$o/grade.log"
+check "grade.log ends with the seconds per submission by lab and phase" \
+  bash -c "grep -q 'seconds per submission, by lab and phase' '$o/grade.log' && grep -qE '^lab01 +[0-9.]+ +[0-9.]+ +[0-9.]+' '$o/grade.log'"
 check "the tarball was unpacked and built" grep -q '"kind": "tarball"' "$o/state/correct_tarball.json"
 check "the git repository was cloned and built" grep -q '"kind": "git"' "$o/state/correct_git.json"
 # The build slot's folder, as grade.log names it (OUT/work/slots/0, or under --slots-dir /
