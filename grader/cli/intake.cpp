@@ -5,10 +5,13 @@
 #include "submission.hpp"
 #include "util.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace convlab::cli {
@@ -164,6 +167,60 @@ Roster read_roster(const std::string& path) {
   return roster;
 }
 
+std::string intake_list_json(const std::vector<Intake>& intake) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& i : intake)
+    list.push_back({{"path", i.path}, {"name", i.name}, {"source", i.source}, {"id", i.id}, {"display", i.display},
+                    {"email", i.email}});
+  return nlohmann::json{{"convlab_intake", 1},
+                        {"about", "the submissions of one array task of convlab grade --slurm (intake.hpp)"},
+                        {"submissions", list}}
+             .dump(2) + "\n";
+}
+
+bool is_intake_list(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (64u << 20)) return false;
+  const auto j = nlohmann::json::parse(read_file(path), nullptr, false);
+  return j.is_object() && j.contains("convlab_intake");
+}
+
+std::vector<Intake> read_intake_list(const std::string& path) {
+  const auto bad = [&](const std::string& why) { return Error("intake list " + path + ": " + why); };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object() || j.value("convlab_intake", 0) != 1 || !j.contains("submissions") || !j.at("submissions").is_array())
+    throw bad("not an intake list of convlab grade --slurm (\"convlab_intake\": 1 and a \"submissions\" list)");
+  std::vector<Intake> out;
+  std::set<std::string> names;
+  for (const auto& e : j.at("submissions")) {
+    const std::string where = "submission " + std::to_string(out.size() + 1);
+    if (!e.is_object()) throw bad(where + " is not an object");
+    Intake i;
+    try {
+      i.path = e.at("path").get<std::string>();
+      i.name = e.at("name").get<std::string>();
+      i.source = e.value("source", i.path);
+      i.id = e.value("id", std::string());
+      i.display = e.value("display", std::string());
+      i.email = e.value("email", std::string());
+    } catch (const nlohmann::json::exception& x) {
+      throw bad(where + ": " + x.what());
+    }
+    // The name becomes feedback/<name>.md and state/<name>.json: a plain file name only.
+    if (i.name.empty() || i.name != safe_name(i.name)) throw bad(where + ": '" + i.name + "' is not a plain file name");
+    if (!names.insert(i.name).second) throw bad(where + ": the name '" + i.name + "' is given twice");
+    std::error_code ec;
+    if (i.path.empty() || !fs::exists(i.path, ec)) throw bad(where + " (" + i.name + "): '" + i.path + "' does not exist");
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+
 std::vector<Intake> take_in(const std::vector<std::string>& args, const std::string& scratch, const Project& project,
                             const Roster* roster, std::vector<std::string>* notes) {
   std::vector<Intake> out;
@@ -179,6 +236,13 @@ std::vector<Intake> take_in(const std::vector<std::string>& args, const std::str
   for (std::size_t k = 0; k < args.size(); ++k) {
     const fs::path arg = fs::absolute(args[k], ec);
     if (!fs::exists(arg, ec)) throw Error("submission '" + args[k] + "' does not exist");
+    if (is_intake_list(arg.string())) {  // a --slurm task's share, taken in already
+      if (roster)
+        throw Error("the intake list " + args[k] + " names its students itself: it is not read with --roster");
+      const auto listed = read_intake_list(arg.string());
+      out.insert(out.end(), listed.begin(), listed.end());
+      continue;
+    }
     fs::path bulk;  // the folder of a bulk download
     if (fs::is_directory(arg, ec)) {
       if (is_one_submission(arg.string(), project)) {

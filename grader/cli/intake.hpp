@@ -48,13 +48,27 @@ struct Intake {
   std::string email;   ///< the roster's e-mail ("" without)
 };
 
+/// An intake list: the submissions of one array task of `convlab grade --slurm`, taken in once on
+/// the login node (a bulk download unpacked, a roster read) and handed to the task's own `convlab
+/// grade` as its one argument, so that each student keeps the name, id and origin one local grading
+/// of the whole class gives them. JSON: `{"convlab_intake": 1, "submissions": [{"path", "name",
+/// "source", "id", "display", "email"}, ...]}`.
+std::string intake_list_json(const std::vector<Intake>& intake);
+/// Whether `path` is a file intake_list_json() wrote (a JSON object with "convlab_intake").
+bool is_intake_list(const std::string& path);
+/// Reads an intake list. Throws Error, naming the file, for one that is not valid JSON or not an
+/// intake list, an entry without a path or a name, a name that is not a plain file name or is
+/// given twice, and a path that does not exist.
+std::vector<Intake> read_intake_list(const std::string& path);
+
 /// The submissions that `args` (the command line's) hold, one per student, in the order given
 /// (a bulk download's students sorted by name). A folder or an archive that is not a submission
 /// itself but holds folders or archives is a bulk download: it is unpacked under `scratch`
 /// (bounded as archive.hpp says) and each of its folders and archives is a student's; a wrapper
 /// folder around them is looked through. With a roster, every submission must match exactly one
 /// row and no row two submissions. Lines for the log (files of a bulk download left out, students
-/// of the roster with no submission) go to `notes`.
+/// of the roster with no submission) go to `notes`. An intake list (is_intake_list()) stands for
+/// the submissions it lists, as it names them; it is not read with a roster.
 ///
 /// Throws Error, before anything is built, for a file that is neither a folder, a repository nor
 /// an archive (`erin.pdf`: "a PDF document, not a submission ..."), and for submissions the roster

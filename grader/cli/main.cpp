@@ -173,8 +173,6 @@ int main(int argc, char** argv) {
         if (!starts_with(a, "-D")) a = "-D" + a;
       go.labs = split(labs, ',');
       go.sanitize = split(sanitize, ',');
-      if (slurm.enabled && !go.roster.empty())
-        throw Error("--roster is not read with --slurm yet: grade locally with it, or with --slurm without it");
       if (slurm.enabled) return slurm_grade_main(project, go, slurm, *grade);
       refuse_slurm_options(*grade);
       if (grade->get_option("--gpus")->count() > 0) go.gpus = parse_gpu_list(gpus);  // exit 2 on a bad entry

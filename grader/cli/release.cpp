@@ -184,10 +184,23 @@ std::string unlink_refs(const std::string& text, const std::set<std::string>& go
   return out;
 }
 
+namespace {
+
+bool is_lab_baseline_source(const std::string& rel) {
+  // labs/NN-slug/baseline_labNN.cu: a lab's own grader-owned baseline (lab 06's naive direct kernel).
+  const auto parts = split(rel, '/');
+  if (parts.size() != 3 || parts[0] != "labs") return false;
+  const std::string& file = parts[2];
+  return starts_with(file, "baseline_") && file.size() > 3 && file.compare(file.size() - 3, 3, ".cu") == 0;
+}
+
+}  // namespace
+
 bool in_student_copy(const std::string& rel) {
   // Answers: the student copy holds them compiled (grader/prebuilt/).
   for (const char* answer : {"grader/baselines/", "grader/src/cudnn_conv.cpp"})
     if (starts_with(rel, answer)) return false;
+  if (is_lab_baseline_source(rel)) return false;
   // Instructor material: CI, the instructor pages (their links from the shared pages sit in
   // instructor-only regions).
   // The maintainers' page and the test of .ci/run are not a student's either.
@@ -333,8 +346,9 @@ int release_main(const Project& p, const ReleaseOptions& o) {
   const std::string build_root = o.build_dir.empty() ? p.root + "/build/release" : fs::absolute(o.build_dir).string();
   const std::string prebuilt = top + "/grader/prebuilt";
   ojson manifest = {{"convlab_prebuilt", 1},
-                    {"what", "the speed graders' baselines and the cuDNN anchor, compiled: their sources are answers to "
-                             "labs 01, 05 and 06 (cmake/ConvlabPrebuilt.cmake checks these sums)"},
+                    {"what", "the speed graders' baselines (grader/baselines/, labs/*/baseline_*.cu) and the cuDNN anchor, "
+                             "compiled: their sources are answers to labs 01, 05 and 06 (cmake/ConvlabPrebuilt.cmake "
+                             "checks these sums)"},
                     {"created", utc_now()}};
   for (const char* backend : {"cuda", "cpu"}) manifest[backend] = build_prebuilt(p, build_root, backend, prebuilt);
   write_file_atomic(prebuilt + "/MANIFEST.json", manifest.dump(2) + "\n");

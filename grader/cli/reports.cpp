@@ -32,6 +32,12 @@ double StudentResult::max_total() const {
   return t;
 }
 
+double StudentResult::possible_total() const {
+  double t = 0;
+  for (const auto& l : labs) t += l.max_score - unreachable_points(l);
+  return t;
+}
+
 namespace {
 
 json opt(const std::optional<double>& v) { return v && std::isfinite(*v) ? json(*v) : json(nullptr); }
@@ -246,10 +252,10 @@ std::string gradebook_csv(const std::vector<StudentResult>& students, const std:
     roster = roster || !s.id.empty();
     for (const auto& l : s.labs) {
       std::vector<std::string> gpu, zero_on_gpu;
-      double gpu_points = 0;
+      const double gpu_points = unreachable_points(l);
       for (const auto& g : l.graders) {
         if (const std::string one = gradebook_flag(l.lab, g); !one.empty()) f += (f.empty() ? "" : " | ") + one;
-        if (g.needs_gpu) gpu.push_back(g.id), gpu_points += g.extra_credit ? 0 : g.max_points;
+        if (g.needs_gpu) gpu.push_back(g.id);
         if (g.needs_gpu && !g.on_gpu.empty()) zero_on_gpu.push_back(g.id);
       }
       if (!gpu.empty()) {
@@ -360,8 +366,16 @@ std::string feedback_markdown(const StudentResult& r, const std::string& preset)
 
 std::string gradescope_json(const StudentResult& r, const std::string& preset) {
   json tests = json::array();
-  for (const auto& l : r.labs)
+  std::string not_graded;  // a line per lab whose graders this backend could not run
+  for (const auto& l : r.labs) {
+    std::string unreachable;
     for (const auto& g : l.graders) {
+      // Not a test of these results (a speed grader on the CPU backend): Gradescope would count its
+      // max_score as possible, and the gradebook does not. The output says which and why.
+      if (g.needs_gpu) {
+        unreachable += (unreachable.empty() ? "" : ", ") + g.id;
+        continue;
+      }
       std::string output = grader_reason(l, g);
       if (g.recheck) output += "\n\n" + recheck_message(*g.recheck, g.id, true);
       const TestOutcome* printed = nullptr;
@@ -386,15 +400,23 @@ std::string gradescope_json(const StudentResult& r, const std::string& preset) {
                        {"status", g.passed ? "passed" : "failed"},
                        {"output", output}});
     }
-  std::string summary = "convlab: " + fmt_points(r.total()) + " / " + fmt_points(r.max_total());
+    if (!unreachable.empty())
+      not_graded += "\n" + l.lab + " " + unreachable + " (" + fmt_points(unreachable_points(l)) + " points): " + kNeedsGpu;
+  }
+  // Out of the points possible on this backend, as the gradebook's row (70 / 70 for lab 01's
+  // reference on the CPU backend, not 70 / 100).
+  const double possible = r.possible_total();
+  std::string summary = "convlab: " + fmt_points(r.total()) + " / " + fmt_points(possible);
+  if (possible != r.max_total()) summary += " (of " + fmt_points(r.max_total()) + " with the graders that need a GPU)";
   if (!r.failure.empty()) summary += "\n" + r.failure;
   for (const auto& n : r.notes) summary += "\nNote: " + n;
   for (const auto& l : r.labs) {
-    summary += "\n" + l.lab + ": " + fmt_points(l.score) + " / " + fmt_points(l.max_score);
+    summary += "\n" + l.lab + ": " + fmt_points(l.score) + " / " + fmt_points(l.max_score - unreachable_points(l));
     if (!l.failure.empty()) summary += " — " + lab_failure(r, l);
     for (const auto& n : l.notes) summary += "\n  Note: " + n;
   }
-  const json j = {{"score", r.total()}, {"max_score", r.max_total()}, {"tests", tests}, {"output", summary}};
+  if (!not_graded.empty()) summary += "\nNot graded here, not counted as possible:" + not_graded;
+  const json j = {{"score", r.total()}, {"max_score", possible}, {"tests", tests}, {"output", summary}};
   return j.dump(2) + "\n";
 }
 

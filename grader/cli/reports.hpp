@@ -33,6 +33,9 @@ struct StudentResult {
   double total() const;
   /// Sum of the labs' totals.
   double max_total() const;
+  /// Sum of the labs' totals less what this run could not grade (unreachable_points(): the speed
+  /// graders on the CPU backend): the gradebook's points possible for this student's row.
+  double possible_total() const;
 };
 
 /// The result as JSON text (the saved state).

@@ -151,6 +151,13 @@ double speed_test_fraction(const GraderSpec& g, const TestOutcome& t) {
   return speed_points(g, *t.ratio) / g.points;
 }
 
+double unreachable_points(const LabResult& lab) {
+  double points = 0;
+  for (const auto& g : lab.graders)
+    if (g.needs_gpu && !g.extra_credit) points += g.max_points;
+  return points;
+}
+
 LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure) {
   LabResult lab;
   lab.lab = spec.lab;

@@ -135,6 +135,11 @@ struct LabResult {
 /// gives every grader 0 with that reason.
 LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure = "");
 
+/// The points of `lab`'s graders that this run could not grade (GraderResult::needs_gpu; extra
+/// credit left out): not possible on the backend it was graded on, in the gradebook and in the
+/// Gradescope results alike.
+double unreachable_points(const LabResult& lab);
+
 /// What a grader that needs a GPU says on the CPU backend, in its feedback.
 inline constexpr const char* kNeedsGpu = "needs a GPU: graded when your instructor grades on one";
 

@@ -2,6 +2,7 @@
 // the collector. See slurm.hpp for the layout of a run and docs/grading.md.
 #include "slurm.hpp"
 
+#include "intake.hpp"
 #include "reports.hpp"
 #include "sandbox.hpp"
 #include "submission.hpp"
@@ -44,17 +45,23 @@ const char* const kCollectorTime = "0:20:00";
 
 namespace slurm {
 
-std::vector<std::string> student_names(const std::vector<std::string>& submissions) {
+std::vector<std::string> unique_names(const std::vector<std::string>& names) {
   // As Grader::run() names them: the first keeps its name, repeats get -2, -3, ...
   std::set<std::string> taken;
   std::vector<std::string> out;
-  for (const auto& s : submissions) {
-    std::string name = student_name(s);
-    for (int k = 2; taken.count(name); ++k) name = student_name(s) + "-" + std::to_string(k);
+  for (const auto& base : names) {
+    std::string name = base;
+    for (int k = 2; taken.count(name); ++k) name = base + "-" + std::to_string(k);
     taken.insert(name);
     out.push_back(name);
   }
   return out;
+}
+
+std::vector<std::string> student_names(const std::vector<std::string>& submissions) {
+  std::vector<std::string> base;
+  for (const auto& s : submissions) base.push_back(student_name(s));
+  return unique_names(base);
 }
 
 namespace {
@@ -95,12 +102,20 @@ bool all_digits(const std::string& s) {
 }  // namespace
 
 std::vector<Share> split_shares(const std::vector<std::string>& submissions, int per_task) {
+  std::vector<std::string> base;
+  for (const auto& s : submissions) base.push_back(student_name(s));
+  return split_shares(submissions, base, per_task);
+}
+
+std::vector<Share> split_shares(const std::vector<std::string>& submissions, const std::vector<std::string>& base_names,
+                                int per_task) {
   if (per_task < 1) throw Error("--per-task must be at least 1");
-  const std::vector<std::string> names = student_names(submissions);
+  if (base_names.size() != submissions.size()) throw Error("split_shares: a name for every submission is needed");
+  const std::vector<std::string> names = unique_names(base_names);
   std::vector<std::vector<std::size_t>> families;
   std::map<std::string, std::size_t> family_of;
   for (std::size_t i = 0; i < submissions.size(); ++i) {
-    const std::string key = name_family(student_name(submissions[i]));
+    const std::string key = name_family(base_names[i]);
     const auto it = family_of.find(key);
     if (it == family_of.end()) {
       family_of[key] = families.size();
@@ -247,7 +262,10 @@ struct Manifest {
   std::string calibrated_on_source;
   std::string expect;                      // OUT/slurm/expect.json, or ""
   std::string work_dir;                    // --work-dir base, or "" (OUT/tasks/K/work)
-  std::vector<std::string> submissions, students;
+  std::vector<std::string> arguments;      // the submissions as given (bulk downloads, archives, folders)
+  std::vector<std::string> submissions, students;  // one student's each, as the intake found them, and their names
+  std::string intake_dir;                  // OUT/slurm/intake: the tasks' intake lists ("" in runs made before them)
+  std::vector<std::string> intake_notes;   // what the intake said (files left out, students without a submission)
   std::vector<Share> shares;
   SlurmOptions slurm;
   std::vector<Round> rounds;
@@ -284,6 +302,9 @@ void save(const Manifest& m) {
                   {"calibrated_on_source", m.calibrated_on_source},
                   {"expect", m.expect},
                   {"work_dir", m.work_dir},
+                  {"arguments", m.arguments},
+                  {"intake_dir", m.intake_dir},
+                  {"intake_notes", m.intake_notes},
                   {"submissions", m.submissions},
                   {"students", m.students},
                   {"tasks", shares},
@@ -316,6 +337,10 @@ Manifest load_manifest(const std::string& out) {
     m.work_dir = j.at("work_dir").get<std::string>();
     m.submissions = j.at("submissions").get<std::vector<std::string>>();
     m.students = j.at("students").get<std::vector<std::string>>();
+    // Runs made before the intake lists gave each task the arguments themselves.
+    m.arguments = j.value("arguments", m.submissions);
+    m.intake_dir = j.value("intake_dir", std::string());
+    m.intake_notes = j.value("intake_notes", std::vector<std::string>());
     for (const auto& t : j.at("tasks")) {
       Share s;
       s.index = t.at("index").get<int>();
@@ -354,6 +379,9 @@ Manifest load_manifest(const std::string& out) {
 }
 
 std::string task_dir(const Manifest& m, int k) { return m.out + "/tasks/" + std::to_string(k); }
+
+// Task K's share, as its `convlab grade` reads it (intake.hpp).
+std::string intake_list_path(const Manifest& m, int k) { return m.intake_dir + "/task-" + std::to_string(k) + ".json"; }
 
 // Where task K builds: its own folder, so that tasks sharing a node (or a --work-dir
 // on node-local disk) never share a build slot.
@@ -655,7 +683,8 @@ std::vector<std::string> task_command(const Manifest& m, int k, const std::strin
   const Share& share = m.shares.at(k);
   std::vector<std::string> argv = {m.convlab, "--root", m.root, "grade"};
   argv.insert(argv.end(), m.grade_options.begin(), m.grade_options.end());
-  argv.insert(argv.end(), share.submissions.begin(), share.submissions.end());
+  if (m.intake_dir.empty()) argv.insert(argv.end(), share.submissions.begin(), share.submissions.end());
+  else argv.push_back(intake_list_path(m, k));  // its students, named as the whole run names them
   argv.insert(argv.end(), {"--out", task_dir(m, k), "--work-dir", task_work_dir(m, k)});
   if (!m.calibration.empty()) argv.insert(argv.end(), {"--calibration", m.calibration});
   if (!m.slurm.no_gpu) argv.insert(argv.end(), {"--gpus", gpu});
@@ -669,11 +698,13 @@ std::vector<std::string> task_command(const Manifest& m, int k, const std::strin
 
 void print_dry_run(const Manifest& m, const std::vector<int>& tasks, const std::vector<std::string>& also_wait_for) {
   std::cout << "dry run: nothing written, nothing submitted.\n\n";
-  if (m.rounds.empty())
+  if (m.rounds.empty()) {
+    for (const auto& n : m.intake_notes) std::cout << "intake: " << n << "\n";
     std::cout << m.out << "/slurm/manifest.json would hold " << m.submissions.size() << " submission(s) in "
               << m.shares.size() << " array task(s):\n";
-  else
+  } else {
     std::cout << "the array would grade again:\n";
+  }
   for (const auto& s : m.shares) {
     if (std::find(tasks.begin(), tasks.end(), s.index) == tasks.end()) continue;
     std::string names;
@@ -727,7 +758,7 @@ int resume(const Project& p, const GradeOptions& go, const SlurmOptions& so, con
   Manifest m = load_manifest(out);
   if (!go.submissions.empty()) {
     std::vector<std::string> given = go.submissions;
-    if (given != m.submissions)
+    if (given != m.arguments)
       throw Error("--resume continues the run in " + out + " with the submissions of its manifest; these differ. "
                   "Leave them out, or grade them into a new --out folder");
   }
@@ -902,6 +933,7 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   if (go.submissions.empty()) throw Error("no submission to grade");
   for (const auto& s : go.submissions)
     if (!fs::exists(s)) throw Error("submission '" + s + "' does not exist");
+  if (!so.dry_run && which("sbatch").empty()) throw Error("--slurm needs sbatch on PATH: run it on the cluster's login node");
 
   Manifest m;
   m.out = out;
@@ -912,8 +944,9 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   m.created = utc_now();
   m.slurm = so;
   m.slurm.per_task = so.per_task > 0 ? so.per_task : kDefaultPerTask;
-  // Every grading option given is passed on as given; these are the Slurm layer's to set per task.
-  m.grade_options = slurm::given_options(grade, {"--out", "--work-dir", "--calibration", "--expect"});
+  // Every grading option given is passed on as given; these are the Slurm layer's to set per task
+  // (the roster is read here, once: each task's intake list names its students).
+  m.grade_options = slurm::given_options(grade, {"--out", "--work-dir", "--calibration", "--expect", "--roster"});
   if (go.labs.empty()) {
     for (const auto& l : p.labs) m.labs.push_back(l.spec.lab);
   } else {
@@ -921,9 +954,41 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   }
   for (const auto& l : m.labs) m.lab_points.push_back(p.find(l).spec.total_points());
   if (!go.work.empty()) m.work_dir = fs::absolute(go.work).lexically_normal().string();
-  m.submissions = go.submissions;
-  m.students = slurm::student_names(go.submissions);
-  m.shares = slurm::split_shares(go.submissions, m.slurm.per_task);
+
+  // The submissions as one local `convlab grade` takes them in (intake.hpp), here, once: a bulk
+  // download becomes a submission per student (unpacked under OUT/slurm/intake/, which the nodes
+  // share), named by the roster if one is given, and each task grades its students from an intake
+  // list, so that names, ids and origins are those of a local grading of the whole class. A dry run
+  // unpacks into a temporary folder, removed when it ends.
+  std::optional<Roster> roster;
+  if (!go.roster.empty()) roster = read_roster(go.roster);
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      if (!path.empty()) fs::remove_all(path, ec);
+    }
+  } dry_scratch{so.dry_run ? fs::temp_directory_path().string() + "/convlab-slurm-dry-run-" + std::to_string(::getpid())
+                           : std::string()};
+  m.intake_dir = out + "/slurm/intake";
+  std::vector<Intake> intake;
+  const bool out_existed = fs::exists(out);
+  try {
+    intake = take_in(go.submissions, so.dry_run ? dry_scratch.path : m.intake_dir + "/unpacked", p,
+                     roster ? &*roster : nullptr, &m.intake_notes);
+  } catch (const Error&) {
+    std::error_code ec;  // refused: nothing of this run is left behind
+    fs::remove_all(out_existed ? out + "/slurm" : out, ec);
+    throw;
+  }
+  std::vector<std::string> base_names;
+  for (const auto& i : intake) {
+    m.submissions.push_back(i.path);
+    base_names.push_back(i.name);
+  }
+  m.arguments = go.submissions;
+  m.students = slurm::unique_names(base_names);
+  m.shares = slurm::split_shares(m.submissions, base_names, m.slurm.per_task);
   // The model the speed thresholds belong to: a flag for submissions graded on another.
   if (!go.calibration.empty()) {
     LabSpec probe = p.labs.front().spec;
@@ -948,8 +1013,18 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
     print_dry_run(m, all, {});
     return 0;
   }
-  if (which("sbatch").empty()) throw Error("--slurm needs sbatch on PATH: run it on the cluster's login node");
   make_dirs(out + "/slurm");
+  // Each task's intake list: its students under the names the whole run gives them.
+  std::map<std::string, Intake> by_name;
+  for (std::size_t i = 0; i < intake.size(); ++i) {
+    by_name[m.students[i]] = intake[i];
+    by_name[m.students[i]].name = m.students[i];
+  }
+  for (const auto& s : m.shares) {
+    std::vector<Intake> list;
+    for (const auto& student : s.students) list.push_back(by_name.at(student));
+    write_file_atomic(intake_list_path(m, s.index), intake_list_json(list));
+  }
   // Copies: the file given may change or vanish before the last task runs.
   if (!go.calibration.empty()) {
     m.calibration = out + "/slurm/calibration.json";
@@ -960,8 +1035,14 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
     write_file_atomic(m.expect, read_file(go.expect));
   }
   save(m);
-  std::cout << "convlab grade --slurm: " << m.submissions.size() << " submission(s) in " << m.shares.size()
-            << " array task(s) of up to " << m.slurm.per_task << "; manifest " << manifest_path(out) << "\n";
+  std::cout << "convlab grade --slurm: " << m.submissions.size() << " submission(s)"
+            << (m.arguments.size() != m.submissions.size() || roster
+                    ? " from " + std::to_string(m.arguments.size()) + " argument(s)" +
+                          (roster ? ", named by the roster " + go.roster : "")
+                    : "")
+            << " in " << m.shares.size() << " array task(s) of up to " << m.slurm.per_task << "; manifest "
+            << manifest_path(out) << "\n";
+  for (const auto& n : m.intake_notes) std::cout << "intake: " << n << "\n";
   if (m.calibrated_on.empty())
     std::cout << "warning: the calibration file names no GPU: submissions graded on another GPU model cannot be flagged\n";
   submit_round(m, all, {});
@@ -1127,6 +1208,7 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
     else log << "(no log: the task never started)\n";
   }
   log << "\n==== merged\n";
+  for (const auto& n : m.intake_notes) log << "intake: " << n << "\n";
   for (const auto& pr : problems) log << "warning: " << pr << "\n";
   log << "GPU models (the speed thresholds were calibrated on "
       << (m.calibrated_on.empty() ? "an unknown GPU" : m.calibrated_on) << ", from " << m.calibrated_on_source << "):\n";

@@ -95,13 +95,20 @@ struct Share {
   std::vector<std::string> students;      ///< the names they are graded under
 };
 
-/// The names `convlab grade` gives `submissions` (student_name(), with -2, -3, ...
-/// for repeats, in order).
+/// The names `convlab grade` gives submissions whose own names are `names` (the intake's: a file
+/// or folder name, or a roster id): the first keeps its name, repeats get -2, -3, ..., in order.
+std::vector<std::string> unique_names(const std::vector<std::string>& names);
+
+/// The names `convlab grade` gives `submissions`, one student's each (student_name(), with -2,
+/// -3, ... for repeats, in order).
 std::vector<std::string> student_names(const std::vector<std::string>& submissions);
 
 /// Splits `submissions` into shares of about `per_task`, keeping the order. Names
 /// that could collide (alice, alice, alice-2) stay in one share, so that each task
 /// names its submissions exactly as one local `convlab grade` of all of them would.
+/// `base_names` are the submissions' own names (the intake's); without, student_name()'s.
+std::vector<Share> split_shares(const std::vector<std::string>& submissions, const std::vector<std::string>& base_names,
+                                int per_task);
 std::vector<Share> split_shares(const std::vector<std::string>& submissions, int per_task);
 
 /// The options of `grade` as they were given, as words ("--labs", "lab01"), leaving

@@ -4,7 +4,8 @@ grader's baseline or of the cuDNN anchor.
 
     answer_scan.py COURSE_ROOT STUDENT_DIR
 
-The answers are COURSE_ROOT's reference/ sources, grader/baselines/ and grader/src/cudnn_conv.cpp.
+The answers are COURSE_ROOT's reference/ sources, grader/baselines/, the labs' own baselines
+(labs/*/baseline_*.cu: lab 06's naive direct kernel) and grader/src/cudnn_conv.cpp.
 A line is compared after its comment and all its white space are taken out (so re-indenting or
 re-spacing a copy does not hide it), and only if it is distinctive: long enough to say something
 (MIN_CHARS) and not also in what a student copy legitimately shares with the answers (the
@@ -55,14 +56,20 @@ def main():
     course, student = sys.argv[1], sys.argv[2]
     answers = list(walk(os.path.join(course, "reference"), SOURCE_EXT))
     answers += list(walk(os.path.join(course, "grader", "baselines"), SOURCE_EXT))
+    lab_baselines = [p for p in walk(os.path.join(course, "labs"), (".cu",))
+                     if os.path.basename(p).startswith("baseline_")]
+    if not lab_baselines:
+        sys.exit(f"answer_scan.py: {course} holds no lab baseline (labs/*/baseline_*.cu) to compare with")
+    answers += lab_baselines
     answers.append(os.path.join(course, "grader", "src", "cudnn_conv.cpp"))
-    answers = [a for a in answers if os.path.isfile(a)]
-    if len(answers) < 3:
+    answers = [os.path.normpath(a) for a in answers if os.path.isfile(a)]
+    if len(answers) < 4:
         sys.exit(f"answer_scan.py: {course} holds no answers to compare with (reference/, grader/baselines/)")
     shared = set()
     for part in ("starter_code", "labs", os.path.join("grader", "include")):
         for path in walk(os.path.join(course, part), SOURCE_EXT):
-            shared |= lines_of(path) or set()
+            if os.path.normpath(path) not in answers:  # a lab's baseline is an answer, not shared
+                shared |= lines_of(path) or set()
     distinctive = {}
     for a in answers:
         d = (lines_of(a) or set()) - shared

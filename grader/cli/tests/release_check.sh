@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `convlab release`: the student copy holds no answers (no reference/, no line of a reference
-# kernel, a baseline or the cuDNN anchor: those come compiled, checked at configure time), no
+# kernel, a baseline (grader/baselines/, lab 06's labs/06-*/baseline_lab06.cu) or the cuDNN anchor:
+# those come compiled, checked at configure time), no
 # instructor material, only files of the allow-list; a dirty tree is refused; and the copy
 # configures, builds, runs its graders and builds its docs as it is, in a fresh folder (on the CPU
 # backend here, as a student without a GPU).
@@ -54,11 +55,12 @@ EOF
 check "every file of the student copy is on the allow-list" test $? -eq 0
 cat "$work/allowlist.log"
 check "no reference/ in it" bash -c "! grep -q '^reference/' '$work/list.txt'"
-check "no baseline or cuDNN anchor source in it" bash -c "! grep -qE '^grader/baselines/|^grader/src/cudnn_conv\\.cpp$' '$work/list.txt'"
+check "no baseline or cuDNN anchor source in it" \
+  bash -c "! grep -qE '^grader/baselines/|^grader/src/cudnn_conv\\.cpp$|^labs/[^/]*/baseline_[^/]*\\.cu$' '$work/list.txt'"
 check "no grading fixtures in it" bash -c "! grep -q 'grader/cli/tests' '$work/list.txt'"
 check "no instructor pages, CI or GPU scripts in it" \
   bash -c "! grep -qE '^docs/(instructor|instructors|quickstart)\\.md$|^\\.ci/|gpu-check|gpu-grade-check|gpu-compiler-check' '$work/list.txt'"
-for lib in MANIFEST.json cuda/libconvlab_baselines.a cpu/libconvlab_baselines.a; do
+for lib in MANIFEST.json cuda/libconvlab_baselines.a cpu/libconvlab_baselines.a cuda/liblab06_baseline.a cpu/liblab06_baseline.a; do
   check "grader/prebuilt/$lib is in it" grep -qx "grader/prebuilt/$lib" "$work/list.txt"
 done
 check "the starter is in it" grep -qx 'starter_code/01-conv-basic/conv_basic.cu' "$work/list.txt"
@@ -84,10 +86,12 @@ if command -v cuobjdump >/dev/null; then
 else
   echo "skipped: the CUDA library's code and PTX are not listed (no cuobjdump here)"
 fi
-check "the manifest says the CUDA libraries were built for sm_80, sm_90 and compute_90 PTX" python3 -c '
+check "the manifest lists both baselines, the CUDA ones built for sm_80, sm_90 and compute_90 PTX" python3 -c '
 import json, sys
 m = json.load(open(sys.argv[1]))
-sys.exit(0 if m["cuda"]["architectures"] == "80-real;90-real;90-virtual" and "convlab_baselines" in m["cpu"]["libraries"] else 1)' \
+libs = {"convlab_baselines", "lab06_baseline"}
+sys.exit(0 if m["cuda"]["architectures"] == "80-real;90-real;90-virtual" and libs <= set(m["cpu"]["libraries"])
+         and libs <= set(m["cuda"]["libraries"]) else 1)' \
   "$copy/grader/prebuilt/MANIFEST.json"
 
 # --- no answer in any file: the scan finds none here, and finds a planted copy ---
@@ -98,6 +102,11 @@ mkdir -p "$work/planted/docs"
 cp "$root/grader/baselines/conv_naive.cu" "$work/planted/docs/notes.md"
 python3 "$root/grader/cli/tests/answer_scan.py" "$root" "$work/planted" >"$work/scan-planted.log" 2>&1
 check "the scan finds a planted copy of the naive baseline" grep -q 'notes.md: holds .* lines of grader/baselines/conv_naive.cu' "$work/scan-planted.log"
+mkdir -p "$work/planted/labs/06-conv-im2col-cudnn"
+cp "$root"/labs/06-*/baseline_lab06.cu "$work/planted/labs/06-conv-im2col-cudnn/"
+python3 "$root/grader/cli/tests/answer_scan.py" "$root" "$work/planted" >"$work/scan-planted.log" 2>&1
+check "the scan finds lab 06's naive baseline left in a copy" \
+  grep -q 'baseline_lab06.cu: holds .* lines of labs/06-conv-im2col-cudnn/baseline_lab06.cu' "$work/scan-planted.log"
 
 cd "$copy" || exit 1
 # --- the prebuilt libraries are checked at configure time ---
@@ -125,6 +134,7 @@ start=$SECONDS
 cmake --preset default -DCONVLAB_CUDA_ARCH=90 >"$work/configure.log" 2>&1
 check "the student copy configures with the default preset" test $? -eq 0
 check "it links the prebuilt baselines, checked" grep -q 'convlab_baselines prebuilt (grader/prebuilt/.*SHA-256 checked)' "$work/configure.log"
+check "it links lab 06's prebuilt baseline, checked" grep -q 'lab06_baseline prebuilt (grader/prebuilt/.*SHA-256 checked)' "$work/configure.log"
 cmake --build --preset default >"$work/build.log" 2>&1
 check "the student copy builds" test $? -eq 0
 tail -3 "$work/build.log"
@@ -133,6 +143,8 @@ check "its graders exist" test -x build/default/labs/01-conv-basic/lab01_graders
 check "its convlab command exists" test -x build/default/grader/cli/convlab
 check "lab 01's runner holds the prebuilt naive baseline" \
   bash -c "nm -C build/default/labs/01-conv-basic/lab01_runner | grep -q ' T convlab::baseline::conv1d_naive('"
+check "lab 06's runner holds its prebuilt naive baseline" \
+  bash -c "nm -C build/default/labs/06-conv-im2col-cudnn/lab06_runner | grep -q ' T convlab::lab06::baseline::conv_naive('"
 # The labs' own CPU checks (contracts, specs, seeds): they pass on the starter, on either
 # backend (without a GPU the default preset builds the CPU backend, whose lab graders carry
 # the label cpu too, and fail on the starter as they should).

@@ -379,5 +379,57 @@ TEST(Intake, OneSubmissionPerArgumentAndAClearErrorForTheRest) {
   fs::remove_all(t);
 }
 
+// An intake list (a --slurm task's share, written on the login node) stands for the submissions it
+// lists, named and identified as listed; anything else in its place is refused, naming the file.
+TEST(Intake, IntakeListsAreTheirStudentsAndNothingElse) {
+  const std::string t = temp_dir("intake-list");
+  student_tree(t + "/carol", "// carol\n");
+  student_tree(t + "/bob", "// bob\n");
+  Intake c{t + "/carol", "777", "class.zip: carol_777_lab01", "777", "Carol", "c@x.edu"};
+  Intake b{t + "/bob", "222", "class.zip: jonesbob_222_lab01", "222", "Bob Jones", ""};
+  write_file_atomic(t + "/task-0.json", intake_list_json({c, b}));
+  EXPECT_TRUE(is_intake_list(t + "/task-0.json"));
+  std::vector<std::string> notes;
+  const auto got = take_in({t + "/task-0.json"}, t + "/scratch", project(), nullptr, &notes);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].path, c.path);
+  EXPECT_EQ(got[0].name, "777");
+  EXPECT_EQ(got[0].source, "class.zip: carol_777_lab01");
+  EXPECT_EQ(got[0].display, "Carol");
+  EXPECT_EQ(got[0].email, "c@x.edu");
+  EXPECT_EQ(got[1].id, "222");
+  EXPECT_TRUE(notes.empty());
+  // Not read with a roster: it names its students itself.
+  const Roster roster = read_roster(write_roster(t, "id\n777\n222\n"));
+  EXPECT_NE(intake_error({t + "/task-0.json"}, t + "/scratch", &roster).find("is not read with --roster"),
+            std::string::npos);
+
+  const auto refused = [&](const std::string& text, const std::string& why) {
+    write_file_atomic(t + "/bad.json", text);
+    try {
+      read_intake_list(t + "/bad.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("intake list " + t + "/bad.json: " + why), std::string::npos) << e.what();
+    }
+  };
+  refused("{", "not valid JSON");
+  refused(R"({"convlab_intake": 2, "submissions": []})", "not an intake list of convlab grade --slurm");
+  refused(R"({"convlab_intake": 1, "submissions": [{"path": "/"}]})", "submission 1: ");
+  refused(R"({"convlab_intake": 1, "submissions": [{"path": ")" + t + R"(/carol", "name": "../x"}]})",
+          "submission 1: '../x' is not a plain file name");
+  refused(R"({"convlab_intake": 1, "submissions": [{"path": ")" + t + R"(/carol", "name": "a"}, {"path": ")" + t +
+              R"(/bob", "name": "a"}]})",
+          "submission 2: the name 'a' is given twice");
+  refused(R"({"convlab_intake": 1, "submissions": [{"path": ")" + t + R"(/gone", "name": "a"}]})",
+          "submission 1 (a): '" + t + "/gone' does not exist");
+  // Other JSON is not a submission, as before.
+  write_file_atomic(t + "/other.json", "{\"a\": 1}");
+  EXPECT_FALSE(is_intake_list(t + "/other.json"));
+  EXPECT_NE(intake_error({t + "/other.json"}, t + "/scratch", nullptr).find("not a submission: " + t + "/other.json"),
+            std::string::npos);
+  fs::remove_all(t);
+}
+
 }  // namespace
 }  // namespace convlab::cli

@@ -357,6 +357,46 @@ TEST(Reports, CpuBackendSaysWhatTheGpuSpeedGraderWillRefuse) {
   EXPECT_EQ(score_lab(spec, runs).graders[1].reason, "needs a GPU: graded when your instructor grades on one");
 }
 
+// The Gradescope results of a CPU grading are as honest as its gradebook: a grader that needs a GPU
+// is no test of them (Gradescope would count its max_score as possible), the points possible are the
+// gradebook's, and the output says which graders were left out and why.
+TEST(Reports, CpuGradescopeResultsCountOnlyWhatCouldBeGraded) {
+  const LabSpec spec = parse_spec(kSpec, "test");
+  auto runs = all_good();
+  runs["speedup.a"] = GraderRun{};
+  runs["speedup.a"].needs_gpu = true;
+  StudentResult a;
+  a.student = "alice";
+  a.labs = {score_lab(spec, runs)};
+  EXPECT_DOUBLE_EQ(unreachable_points(a.labs[0]), 20);
+  EXPECT_DOUBLE_EQ(a.possible_total(), 30);
+
+  const auto j = nlohmann::json::parse(gradescope_json(a, "cpu"));
+  EXPECT_DOUBLE_EQ(j.at("score").get<double>(), 35);  // 30 + 5 extra, the gradebook's total
+  EXPECT_DOUBLE_EQ(j.at("max_score").get<double>(), 30);
+  double possible = 0;
+  for (const auto& t : j.at("tests")) {
+    EXPECT_EQ(t.at("name").get<std::string>().find("speedup.a"), std::string::npos) << t.dump();
+    possible += t.at("max_score").get<double>();
+  }
+  EXPECT_EQ(j.at("tests").size(), 2u);  // correctness.a and the extra credit
+  // The sum Gradescope makes of its tests is the gradebook's points possible for the lab.
+  const std::string csv = gradebook_csv({a}, {"lab07"}, {50});
+  EXPECT_NE(csv.find("Points Possible," + fmt_points(possible) + ","), std::string::npos) << csv;
+  const std::string output = j.at("output").get<std::string>();
+  EXPECT_NE(output.find("convlab: 35 / 30 (of 50 with the graders that need a GPU)"), std::string::npos) << output;
+  EXPECT_NE(output.find("lab07: 35 / 30"), std::string::npos) << output;
+  EXPECT_NE(output.find("lab07 speedup.a (20 points): needs a GPU: graded when your instructor grades on one"),
+            std::string::npos)
+      << output;
+
+  // Graded on a GPU, every grader is a test and the labs' full totals are possible.
+  const auto gpu = nlohmann::json::parse(gradescope_json(sample()));
+  EXPECT_EQ(gpu.at("tests").size(), 3u);
+  EXPECT_DOUBLE_EQ(gpu.at("max_score").get<double>(), 50);
+  EXPECT_EQ(gpu.at("output").get<std::string>().find("Not graded"), std::string::npos);
+}
+
 // With a roster, the rows carry the names, ids and e-mails an LMS matches on.
 TEST(Reports, RosterGradebookHasIdAndEmailColumns) {
   StudentResult a = sample();

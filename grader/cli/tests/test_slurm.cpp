@@ -2,13 +2,18 @@
 // into array tasks and named, which options each task gets, what Slurm's job
 // states mean, and when a submission is flagged for its GPU. The whole path,
 // against a real Slurm, is cli.e2e.slurm (e2e_slurm.sh).
+#include "intake.hpp"
 #include "reports.hpp"
+#include "sandbox.hpp"
 #include "slurm.hpp"
+#include "submission.hpp"
+#include "test_files.hpp"
 #include "util.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
@@ -74,7 +79,7 @@ TEST(Slurm, SharesRefuseNonsense) {
 struct GradeLike {
   CLI::App app{"t"};
   std::vector<std::string> subs, defs;
-  std::string out, labs, exclude;
+  std::string out, labs, exclude, roster, gpus, work, calibration, expect;
   int jobs = 0;
   bool force = false;
   SlurmOptions slurm;
@@ -82,11 +87,25 @@ struct GradeLike {
     app.add_option("SUBMISSION", subs);
     app.add_option("--out", out);
     app.add_option("--labs", labs);
+    app.add_option("--roster", roster);
     app.add_option("--jobs,-j", jobs);
     app.add_option("-D", defs);
     app.add_option("--sanitize-exclude", exclude);
+    app.add_option("--gpus", gpus);
+    app.add_option("--work-dir", work);
+    app.add_option("--calibration", calibration);
+    app.add_option("--expect", expect);
     app.add_flag("--force", force);
     add_slurm_options(app, slurm);
+  }
+  // The settings `convlab grade` reads from what was parsed (main.cpp's part).
+  GradeOptions options() const {
+    GradeOptions go;
+    go.submissions = subs;
+    go.out = out;
+    go.roster = roster;
+    go.labs = split(labs, ',');
+    return go;
   }
   void parse(std::vector<std::string> args) {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
@@ -200,6 +219,164 @@ TEST(Slurm, DefaultTimeGrowsWithTheShare) {
 TEST(Slurm, ShellQuote) {
   EXPECT_EQ(slurm::shell_quote("/a b/c"), "'/a b/c'");
   EXPECT_EQ(slurm::shell_quote("it's"), "'it'\\''s'");
+}
+
+// --slurm takes submissions in as a local `convlab grade` does (intake.hpp): an LMS bulk download
+// with a roster is a student per submission, named by the roster's id, before the class is split
+// into array tasks; each task's `convlab grade` gets an intake list of its students with the names,
+// ids and origins the local grading gives them. sbatch is a stand-in that records its scripts and
+// prints a job id (a real Slurm runs the tasks in cli.e2e.slurm).
+class SlurmIntake : public ::testing::Test {
+protected:
+  void SetUp() override {
+    t_ = testing_files::temp_dir("slurm-intake");
+    // A bulk download as a tarball of the students' folders (Moodle-style names), the LMS's index
+    // page beside them, and a roster with one student who did not submit.
+    for (const auto& [folder, text] : std::vector<std::pair<std::string, std::string>>{
+             {"smithalice_12345_67890_lab01", "// alice\n"}, {"jonesbob_222_333_lab01", "// bob\n"},
+             {"carol_777_1_lab01", "// carol\n"}}) {
+      make_dirs(t_ + "/bulk/" + folder + "/starter_code/01-conv-basic");
+      write_file_atomic(t_ + "/bulk/" + folder + "/starter_code/01-conv-basic/conv_basic.cu", text);
+    }
+    write_file_atomic(t_ + "/bulk/index.html", "<html></html>");
+    const RunResult tar = run_tool({"tar", "-czf", t_ + "/class.tar.gz", "-C", t_ + "/bulk", "."});
+    ASSERT_TRUE(tar.ok()) << tar.output;
+    write_file_atomic(t_ + "/roster.csv",
+                      "id,name,email\n12345,\"Smith, Alice\",asmith@x.edu\n222,Bob Jones,\n777,Carol,c@x.edu\n9,Eve,\n");
+    testing_files::write_executable(t_ + "/bin/sbatch",
+                                    "#!/bin/sh\necho \"$@\" >>'" + t_ + "/sbatch.log'\necho 4242\n");
+    // No accounting: the collector then reads the tasks' folders only.
+    for (const char* tool : {"sacct", "squeue"}) testing_files::write_executable(t_ + "/bin/" + tool, "#!/bin/sh\nexit 0\n");
+    path_ = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+    ::setenv("PATH", (t_ + "/bin:" + path_).c_str(), 1);
+  }
+  void TearDown() override {
+    ::setenv("PATH", path_.c_str(), 1);
+    fs::remove_all(t_);
+  }
+  static const Project& project() {
+    static const Project p = load_project(CONVLAB_SOURCE_DIR);
+    return p;
+  }
+  // `convlab grade ARGS --slurm`: its exit status; what it printed in printed_.
+  int grade(const std::vector<std::string>& args) {
+    GradeLike g;
+    g.parse(args);
+    ::testing::internal::CaptureStdout();
+    int rc = -1;
+    try {
+      rc = slurm_grade_main(project(), g.options(), g.slurm, g.app);
+    } catch (...) {
+      printed_ = ::testing::internal::GetCapturedStdout();
+      throw;
+    }
+    printed_ = ::testing::internal::GetCapturedStdout();
+    return rc;
+  }
+  std::string t_, path_, printed_;
+};
+
+TEST_F(SlurmIntake, BulkDownloadWithARosterGetsTheLocalNamesAndIds) {
+  const std::string out = t_ + "/out";
+  ASSERT_EQ(grade({t_ + "/class.tar.gz", "--roster", t_ + "/roster.csv", "--out", out, "--labs", "lab01", "--slurm",
+                   "--per-task", "2"}),
+            0)
+      << printed_;
+  // What a local `convlab grade` of the same arguments takes in (grade.cpp: take_in, then names).
+  const Roster roster = read_roster(t_ + "/roster.csv");
+  std::vector<std::string> notes;
+  const auto local = take_in({t_ + "/class.tar.gz"}, t_ + "/local", project(), &roster, &notes);
+  std::vector<std::string> local_names;
+  for (const auto& i : local) local_names.push_back(i.name);
+  local_names = slurm::unique_names(local_names);
+  ASSERT_EQ(local_names, (std::vector<std::string>{"777", "222", "12345"}));
+
+  const auto m = nlohmann::json::parse(read_file(out + "/slurm/manifest.json"));
+  EXPECT_EQ(m.at("students").get<std::vector<std::string>>(), local_names);
+  EXPECT_EQ(m.at("arguments"), nlohmann::json({t_ + "/class.tar.gz"}));
+  ASSERT_EQ(m.at("tasks").size(), 2u);  // three students, two per task: not one task for the download
+  for (const auto& o : m.at("grade_options")) EXPECT_EQ(o.get<std::string>().find("--roster"), std::string::npos) << o;
+  EXPECT_NE(printed_.find("3 submission(s) from 1 argument(s), named by the roster " + t_ + "/roster.csv in 2 array task(s)"),
+            std::string::npos)
+      << printed_;
+  EXPECT_NE(printed_.find("intake: no submission from 1 student(s) of the roster: 9 (Eve)"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find("index.html"), std::string::npos) << printed_;  // left out, said
+  EXPECT_EQ(split(read_file(t_ + "/sbatch.log"), '\n').size(), 2u);     // the array and its collector
+
+  // Each task's list: its students as the local grading names, identifies and shows them; read by
+  // the task's `convlab grade` (take_in) as those students, with their own files.
+  std::vector<std::string> names;
+  std::map<std::string, std::string> code = {{"777", "// carol\n"}, {"222", "// bob\n"}, {"12345", "// alice\n"}};
+  for (const auto& task : m.at("tasks")) {
+    const std::string list = out + "/slurm/intake/task-" + std::to_string(task.at("index").get<int>()) + ".json";
+    std::vector<std::string> task_notes;
+    const auto got = take_in({list}, t_ + "/task-scratch", project(), nullptr, &task_notes);
+    ASSERT_EQ(got.size(), task.at("students").size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].name, task.at("students")[i].get<std::string>());
+      const auto same = std::find_if(local.begin(), local.end(), [&](const Intake& l) { return l.id == got[i].id; });
+      ASSERT_NE(same, local.end()) << got[i].id;
+      EXPECT_EQ(got[i].source, same->source);  // "class.tar.gz: carol_777_1_lab01"
+      EXPECT_EQ(got[i].display, same->display);
+      EXPECT_EQ(got[i].email, same->email);
+      const Submission s = open_submission(got[i].path, t_ + "/open-" + got[i].name, project());
+      EXPECT_EQ(read_file(s.files.at("lab01").at("conv_basic.cu")), code.at(got[i].name)) << got[i].name;
+      names.push_back(got[i].name);
+    }
+  }
+  EXPECT_EQ(names, local_names);
+  EXPECT_EQ(local[0].source, "class.tar.gz: carol_777_1_lab01");
+
+  // The tasks' results (as their `convlab grade` names and identifies them), merged: the gradebook of
+  // the local grading, with the roster's columns, and the intake's notes in the log.
+  std::vector<StudentResult> expected;
+  for (const auto& task : m.at("tasks")) {
+    const std::string dir = out + "/tasks/" + std::to_string(task.at("index").get<int>());
+    const auto listed = read_intake_list(out + "/slurm/intake/task-" + std::to_string(task.at("index").get<int>()) + ".json");
+    for (const auto& i : listed) {
+      StudentResult r;
+      r.student = i.name;
+      r.id = i.id, r.name = i.display, r.email = i.email, r.origin = i.source;
+      LabResult l;
+      l.lab = "lab01";
+      l.score = l.max_score = 100;
+      r.labs = {l};
+      make_dirs(dir + "/state");
+      write_file_atomic(dir + "/state/" + i.name + ".json", to_json(r));
+    }
+  }
+  ::testing::internal::CaptureStdout();
+  const int rc = slurm_collect_main(project(), out);
+  printed_ = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0) << printed_;
+  EXPECT_EQ(read_file(out + "/gradebook.csv"),
+            "student,id,email,lab01,total\nPoints Possible,,,100,100\nCarol,777,c@x.edu,100,100\n"
+            "Bob Jones,222,,100,100\n\"Smith, Alice\",12345,asmith@x.edu,100,100\n");
+  EXPECT_NE(read_file(out + "/feedback/777.md").find("Submission: `class.tar.gz: carol_777_1_lab01`"), std::string::npos);
+  EXPECT_NE(read_file(out + "/grade.log").find("intake: no submission from 1 student(s) of the roster: 9 (Eve)"),
+            std::string::npos);
+}
+
+TEST_F(SlurmIntake, ARosterThatDoesNotMatchIsRefusedBeforeAnythingIsSubmitted) {
+  write_file_atomic(t_ + "/short.csv", "id,name\n12345,Alice\n222,Bob\n");
+  const std::string out = t_ + "/out";
+  try {
+    grade({t_ + "/class.tar.gz", "--roster", t_ + "/short.csv", "--out", out, "--slurm"});
+    FAIL() << "a roster without carol was accepted: " << printed_;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no student of the roster for 1 submission(s): class.tar.gz: carol_777_1_lab01"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out + "/slurm/manifest.json"));
+  EXPECT_FALSE(fs::exists(t_ + "/sbatch.log"));
+  // A dry run takes the download in too, says what each task would grade, and leaves nothing behind.
+  ASSERT_EQ(grade({t_ + "/class.tar.gz", "--out", out, "--slurm", "--per-task", "2", "--dry-run"}), 0);
+  EXPECT_NE(printed_.find("would hold 3 submission(s) in 2 array task(s)"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find("task 0: carol_777_1_lab01 jonesbob_222_333_lab01"), std::string::npos) << printed_;
+  EXPECT_NE(printed_.find(out + "/slurm/intake/task-0.json --out"), std::string::npos) << printed_;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(t_ + "/sbatch.log"));
 }
 
 // The collector on a run as its tasks leave it: a manifest, each task's state/ and
