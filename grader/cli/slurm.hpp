@@ -6,6 +6,8 @@
 /// The run lives in the output folder OUT (on a file system the nodes share):
 ///
 ///     OUT/slurm/manifest.json     array index -> submissions, the grading options, the jobs submitted
+///     OUT/slurm/intake/           the submissions taken in as a local grade takes them (a bulk download
+///                                 unpacked, a roster read): task-K.json, array task K's intake list
 ///     OUT/slurm/round-N/*.sh      the sbatch scripts of each submission round (N = 1, then one per --resume)
 ///     OUT/slurm/logs/             Slurm's output of each task and collector job
 ///     OUT/tasks/K/                array task K's `convlab grade --out` folder (state/ resumes it),
