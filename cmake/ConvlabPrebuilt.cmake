@@ -1,8 +1,10 @@
 # The grader-owned code that would be a lab's answer if a student could read it: the speed
-# graders' naive baselines (grader/baselines/, lab 01's and lab 05's naive kernels) and the cuDNN
-# anchor (grader/src/cudnn_conv.cpp, a complete answer to lab 06's conv_cudnn slot). The course's
-# tree builds them from source; a student copy (`convlab release`) holds them compiled only, in
-# grader/prebuilt/, with a manifest of what they were built for and their SHA-256 sums.
+# graders' naive baselines (grader/baselines/, lab 01's and lab 05's naive kernels; lab 06's
+# direct convolution, labs/06-*/baseline_lab06.cu) and the cuDNN anchor (grader/src/cudnn_conv.cpp,
+# a complete answer to lab 06's conv_cudnn slot). The course's tree builds them from source; a
+# student copy (`convlab release`) holds them compiled only, in grader/prebuilt/, with a manifest
+# of what they were built for and their SHA-256 sums. Include this file once (grader/CMakeLists.txt):
+# the function below is then known in every folder, and finds the manifest from the project's root.
 #
 # convlab_prebuilt_library(<name>)
 #   Defines the imported static library <name> from grader/prebuilt/MANIFEST.json for the
@@ -15,13 +17,15 @@
 # The check runs again whenever a prebuilt file or the manifest changes (CMAKE_CONFIGURE_DEPENDS):
 # a library replaced after the first configure is refused at the next build, not linked.
 
-set(CONVLAB_PREBUILT_DIR "${PROJECT_SOURCE_DIR}/grader/prebuilt")
-set(CONVLAB_PREBUILT_MANIFEST "${CONVLAB_PREBUILT_DIR}/MANIFEST.json")
-
-# The CUDA architectures the prebuilt CUDA libraries serve: sm_80 code runs on every 8.x GPU,
-# sm_90 code on 9.0, and the compute_90 PTX is compiled by the driver for newer GPUs. Older GPUs
-# (7.x and below) are not supported by a student copy.
-set(CONVLAB_PREBUILT_MIN_CUDA_ARCH 80)
+# The folder and manifest of the prebuilt libraries, and the oldest CUDA architecture they serve:
+# sm_80 code runs on every 8.x GPU, sm_90 code on 9.0, and the compute_90 PTX is compiled by the
+# driver for newer GPUs; older GPUs (7.x and below) are not supported by a student copy. Set in the
+# function's own scope: it is called from folders other than the one that included this file.
+macro(_convlab_prebuilt_paths)
+  set(CONVLAB_PREBUILT_DIR "${PROJECT_SOURCE_DIR}/grader/prebuilt")
+  set(CONVLAB_PREBUILT_MANIFEST "${CONVLAB_PREBUILT_DIR}/MANIFEST.json")
+  set(CONVLAB_PREBUILT_MIN_CUDA_ARCH 80)
+endmacro()
 
 function(_convlab_prebuilt_fail)
   string(JOIN "" what ${ARGV})  # the reason may come in several quoted parts
@@ -31,6 +35,7 @@ function(_convlab_prebuilt_fail)
 endfunction()
 
 function(convlab_prebuilt_library name)
+  _convlab_prebuilt_paths()
   cmake_parse_arguments(ARG "OPTIONAL" "" "" ${ARGN})
   set(${name}_PREBUILT_FOUND FALSE PARENT_SCOPE)
   if(NOT EXISTS "${CONVLAB_PREBUILT_MANIFEST}")

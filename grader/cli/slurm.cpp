@@ -165,6 +165,13 @@ std::vector<std::string> given_options(const CLI::App& grade, const std::set<std
   return out;
 }
 
+std::string preset_of(const std::vector<std::string>& grade_options) {
+  std::string preset = "default";
+  for (const auto& o : grade_options)
+    if (starts_with(o, "--preset=")) preset = o.substr(9);
+  return preset;
+}
+
 std::map<int, JobState> parse_job_states(const std::string& text, const std::string& array_job) {
   std::map<int, JobState> out;
   std::istringstream in(text);
@@ -1192,8 +1199,11 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
     if (std::error_code ec; fs::is_directory(maps_from[student], ec))
       fs::copy(maps_from[student], out + "/feedback/" + student,
                fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
-    write_file_atomic(out + "/feedback/" + student + ".md", feedback_markdown(r));
-    write_file_atomic(out + "/results/" + student + ".json", gradescope_json(r));
+    // In the words one local `convlab grade` with the same options writes (its replay lines name
+    // the student's build folder of the preset graded with: build/cpu for --preset cpu).
+    const std::string preset = slurm::preset_of(m.grade_options);
+    write_file_atomic(out + "/feedback/" + student + ".md", feedback_markdown(r, preset));
+    write_file_atomic(out + "/results/" + student + ".json", gradescope_json(r, preset));
     ordered.push_back(std::move(r));
   }
 

@@ -150,6 +150,9 @@ std::string default_time(std::size_t submissions, std::size_t labs);
 
 /// `s` in single quotes for a shell script.
 std::string shell_quote(const std::string& s);
+/// The preset the tasks graded with, from the options forwarded to them ("--preset=cpu"; "default"
+/// when none was given): the collector's feedback names the student's build folder by it.
+std::string preset_of(const std::vector<std::string>& grade_options);
 
 }  // namespace slurm
 

@@ -137,6 +137,13 @@ TEST(Slurm, TasksGetTheGradingOptionsAsGiven) {
   EXPECT_FALSE(again.slurm.enabled);
 }
 
+// The collector writes feedback as the tasks' own grading would: for the preset they graded with.
+TEST(Slurm, TheCollectorsPresetIsTheTasks) {
+  EXPECT_EQ(slurm::preset_of({}), "default");
+  EXPECT_EQ(slurm::preset_of({"--labs=lab01", "--preset=cpu", "--jobs=1"}), "cpu");
+  EXPECT_EQ(slurm::preset_of({"--cuda-arch=90"}), "default");
+}
+
 TEST(Slurm, SbatchArgsTakeOneValueEach) {
   GradeLike g;
   g.parse({"--slurm", "--sbatch-arg=--qos=short", "s1", "--sbatch-arg", "--mem=8G", "s2", "--out", "o"});
