@@ -368,12 +368,14 @@ std::string gradescope_json(const StudentResult& r, const std::string& preset) {
   json tests = json::array();
   std::string not_graded;  // a line per lab whose graders this backend could not run
   for (const auto& l : r.labs) {
-    std::string unreachable;
+    std::string unreachable, zero_on_gpu;
     for (const auto& g : l.graders) {
       // Not a test of these results (a speed grader on the CPU backend): Gradescope would count its
-      // max_score as possible, and the gradebook does not. The output says which and why.
+      // max_score as possible, and the gradebook does not. The output says which and why, and what
+      // the GPU's grader will refuse already (issue 27, item 5).
       if (g.needs_gpu) {
         unreachable += (unreachable.empty() ? "" : ", ") + g.id;
+        if (!g.on_gpu.empty()) zero_on_gpu += "\n  " + g.id + " " + g.on_gpu;
         continue;
       }
       std::string output = grader_reason(l, g);
@@ -401,7 +403,8 @@ std::string gradescope_json(const StudentResult& r, const std::string& preset) {
                        {"output", output}});
     }
     if (!unreachable.empty())
-      not_graded += "\n" + l.lab + " " + unreachable + " (" + fmt_points(unreachable_points(l)) + " points): " + kNeedsGpu;
+      not_graded += "\n" + l.lab + " " + unreachable + " (" + fmt_points(unreachable_points(l)) + " points): " + kNeedsGpu +
+                    zero_on_gpu;
   }
   // Out of the points possible on this backend, as the gradebook's row (70 / 70 for lab 01's
   // reference on the CPU backend, not 70 / 100).

@@ -352,6 +352,9 @@ TEST(Reports, CpuBackendSaysWhatTheGpuSpeedGraderWillRefuse) {
             "alice,35,35,lab07 speedup.a: needs a GPU (20 points); speedup.a earns 0 there: work outside the stream "
             "given (see the feedback)\n");
   EXPECT_EQ(student_from_json(to_json(a)).labs[0].graders[1].on_gpu, lab.graders[1].on_gpu);
+  // The Gradescope results say it too, where they name the graders left out.
+  const std::string output = nlohmann::json::parse(gradescope_json(a, "cpu")).at("output").get<std::string>();
+  EXPECT_NE(output.find("speedup.a earns 0 on a GPU: " + words), std::string::npos) << output;
   // Without such a launch, nothing is said.
   runs["correctness.a"].tests[0].escaped.clear();
   EXPECT_EQ(score_lab(spec, runs).graders[1].reason, "needs a GPU: graded when your instructor grades on one");
