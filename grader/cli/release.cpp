@@ -308,13 +308,7 @@ int release_main(const Project& p, const ReleaseOptions& o) {
   const std::string stage = fs::temp_directory_path().string() + "/convlab-release-" + std::to_string(::getpid());
   // Removed however release ends (a failed compile of the prebuilt libraries throws): no staged
   // copy of the tree is left in the temporary folder.
-  struct RemoveStage {
-    std::string path;
-    ~RemoveStage() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } remove_stage{stage};
+  const RemoveOnExit remove_stage{stage};
   std::error_code ec;
   fs::remove_all(stage, ec);
   const std::string top = stage + "/" + o.prefix;

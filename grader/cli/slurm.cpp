@@ -969,14 +969,9 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   // unpacks into a temporary folder, removed when it ends.
   std::optional<Roster> roster;
   if (!go.roster.empty()) roster = read_roster(go.roster);
-  struct RemoveDir {
-    std::string path;
-    ~RemoveDir() {
-      std::error_code ec;
-      if (!path.empty()) fs::remove_all(path, ec);
-    }
-  } dry_scratch{so.dry_run ? fs::temp_directory_path().string() + "/convlab-slurm-dry-run-" + std::to_string(::getpid())
-                           : std::string()};
+  const RemoveOnExit dry_scratch{so.dry_run ? fs::temp_directory_path().string() + "/convlab-slurm-dry-run-" +
+                                                  std::to_string(::getpid())
+                                            : std::string()};
   m.intake_dir = out + "/slurm/intake";
   std::vector<Intake> intake;
   const bool out_existed = fs::exists(out);

@@ -115,6 +115,11 @@ std::vector<std::string> sync_tree(const std::string& from, const std::string& t
   return changed;
 }
 
+RemoveOnExit::~RemoveOnExit() {
+  std::error_code ec;
+  if (!path.empty()) fs::remove_all(path, ec);
+}
+
 SlotLease& SlotLease::operator=(SlotLease&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases its flock

@@ -41,6 +41,16 @@ std::uint64_t fnv1a(const std::string& data, std::uint64_t h = 0xcbf29ce48422232
 /// 16 hex digits.
 std::string hex64(std::uint64_t v);
 
+/// A folder removed, with what it holds, when the scope that made this ends, however it ends (an
+/// exception included); an empty path removes nothing.
+struct RemoveOnExit {
+  std::string path;
+  explicit RemoveOnExit(std::string folder) : path(std::move(folder)) {}
+  RemoveOnExit(const RemoveOnExit&) = delete;
+  RemoveOnExit& operator=(const RemoveOnExit&) = delete;
+  ~RemoveOnExit();
+};
+
 /// A build slot this process holds: the folder BASE/<index> of lease_slot(), for as long as the
 /// lease lives (an flock on BASE/<index>.lock: a second process, or a second lease in this one,
 /// takes another index). Slots outlive the lease: a later grading run that takes the same index

@@ -383,6 +383,8 @@ TEST_F(SlurmIntake, ARosterThatDoesNotMatchIsRefusedBeforeAnythingIsSubmitted) {
   EXPECT_NE(printed_.find("task 0: carol_777_1_lab01 jonesbob_222_333_lab01"), std::string::npos) << printed_;
   EXPECT_NE(printed_.find(out + "/slurm/intake/task-0.json --out"), std::string::npos) << printed_;
   EXPECT_FALSE(fs::exists(out));
+  // Its unpacked download too (a temporary folder, removed when the dry run ends).
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / ("convlab-slurm-dry-run-" + std::to_string(::getpid()))));
   EXPECT_FALSE(fs::exists(t_ + "/sbatch.log"));
 }
 
