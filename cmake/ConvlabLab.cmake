@@ -319,6 +319,14 @@ function(convlab_add_lab)
             message(FATAL_ERROR "convlab: ${mutants_file}: mutant ${i}: ${err}")
           endif()
         endforeach()
+        # 'graders_cpu' (optional): the graders that catch it on the CPU backend, where no speed
+        # test runs (a size switch in the kernel: the CPU backend's counts on a large correctness case).
+        if(CONVLAB_BACKEND STREQUAL "cpu")
+          string(JSON m_graders_cpu ERROR_VARIABLE m_no_graders_cpu GET "${mutants}" mutants ${i} graders_cpu)
+          if(NOT m_no_graders_cpu)
+            set(m_graders "${m_graders_cpu}")
+          endif()
+        endif()
         if(CONVLAB_BACKEND STREQUAL "cpu" AND m_graders MATCHES "[.]speedup[.]")
           continue()  # speed is not graded on the CPU backend
         endif()
@@ -368,6 +376,12 @@ function(convlab_add_lab)
         set_tests_properties(selftest.mutant.${lab}.${m_name} PROPERTIES
           LABELS "${lab};selftest;${device}" SKIP_REGULAR_EXPRESSION "${skip_regex}"
           PASS_REGULAR_EXPRESSION "${m_expect}" TIMEOUT ${test_timeout} RUN_SERIAL TRUE)
+        # 'honest': true marks a variant that is not a bug (another block shape, dynamic shared
+        # memory, a strided tile fill): its graders must all pass, and any failure fails the test.
+        string(JSON m_honest ERROR_VARIABLE m_not_honest GET "${mutants}" mutants ${i} honest)
+        if(NOT m_not_honest AND m_honest)
+          set_tests_properties(selftest.mutant.${lab}.${m_name} PROPERTIES FAIL_REGULAR_EXPRESSION "\\[  FAILED  \\]")
+        endif()
       endforeach()
     endif()
   endif()

@@ -105,6 +105,27 @@ std::string unjudged_in_slot(const std::string& variant, const std::map<std::str
          judged_names + ". Every launch of the slot, on every problem size and every call, must use the technique";
 }
 
+// The slot's technique not used where another of its tests looked (a speed test's call counted by
+// the GPU after its timed runs: TestRecord::off_technique), as "on <problem> (the speed test): <what>".
+// The speed graders it gates count too (lab 05's speedup.sweep3d is gated by technique.steps3d).
+std::string off_technique_in_slot(const LabSpec& spec, const std::string& variant,
+                                  const std::map<std::string, GraderRun>& runs) {
+  std::vector<std::string> ids = {"speedup." + variant, "correctness." + variant};
+  for (const auto& g : spec.graders)
+    if (g.kind == "speedup" && std::find(g.gated_by.begin(), g.gated_by.end(), "technique." + variant) != g.gated_by.end() &&
+        std::find(ids.begin(), ids.end(), g.id) == ids.end())
+      ids.push_back(g.id);
+  for (const auto& id : ids) {
+    const auto it = runs.find(id);
+    if (it == runs.end()) continue;
+    for (const auto& t : it->second.tests)
+      if (!t.off_technique.empty())
+        return "on " + problem_of(t.name) + " (" + (id[0] == 's' ? "the speed test" : "a correctness test") + ") " +
+               t.off_technique;
+  }
+  return {};
+}
+
 }  // namespace
 
 TestOutcome read_record(const std::string& path, const std::string& key) {
@@ -131,6 +152,9 @@ TestOutcome read_record(const std::string& path, const std::string& key) {
   t.message = failure_text(j.value("message", std::string()));
   if (j.contains("output") && j.at("output").is_string()) t.output = j.at("output").get<std::string>();
   if (j.contains("escaped") && j.at("escaped").is_string()) t.escaped = j.at("escaped").get<std::string>();
+  for (auto [key, field] : {std::pair{"off_technique", &TestOutcome::off_technique},
+                            std::pair{"counters_refused", &TestOutcome::counters_refused}})
+    if (j.contains(key) && j.at(key).is_string()) t.*field = j.at(key).get<std::string>();
   if (j.contains("seed") && j.at("seed").is_number_unsigned()) t.seed = j.at("seed").get<std::uint64_t>();
   if (j.contains("base_seed") && j.at("base_seed").is_number_unsigned())
     t.base_seed = j.at("base_seed").get<std::uint64_t>();
@@ -212,11 +236,24 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
       r.reason = starts_with(why, "not run") || starts_with(why, "not timed") ? why : "not run: " + why;
     } else if (g.kind == "correctness" || g.kind == "technique") {
       r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
-      const std::string unjudged =
-          g.kind == "technique" && r.passed ? unjudged_in_slot(g.id.substr(g.id.find('.') + 1), runs, run) : "";
+      const std::string variant = g.id.substr(g.id.find('.') + 1);
+      const std::string unjudged = g.kind == "technique" && r.passed ? unjudged_in_slot(variant, runs, run) : "";
+      const std::string off = g.kind == "technique" && r.passed ? off_technique_in_slot(spec, variant, runs) : "";
+      std::string refused;
+      if (g.kind == "technique")
+        for (const auto& t : run.tests)
+          if (refused.empty() && !t.counters_refused.empty()) refused = t.counters_refused;
       if (!unjudged.empty()) {
         r.passed = false;
         r.reason = "the technique test passed on its problem, but " + unjudged;
+      } else if (!off.empty()) {
+        r.passed = false;
+        r.reason = "the technique test passed on its problem, but " + off;
+      } else if (r.passed && !refused.empty()) {
+        r.points = g.points;
+        r.review = true;
+        r.reason = "all " + std::to_string(r.tests_total) + " tests passed on the compiled code's facts, but the "
+                   "amounts were not counted: " + refused + "; flagged for the instructor's review";
       } else if (r.passed) {
         r.points = g.points;
         r.reason = "all " + std::to_string(r.tests_total) + " tests passed";

@@ -46,6 +46,8 @@ struct TestOutcome {
   std::vector<std::string> judged;   ///< technique tests: the kernels its rules judged and passed
   std::string output;                ///< what the kernels' code printed in the test, as the judge cut it
   std::string escaped;               ///< work outside the given stream, in the speed grader's words (TestRecord::escaped)
+  std::string off_technique;         ///< the slot's technique not used on this problem (TestRecord::off_technique)
+  std::string counters_refused;      ///< why the GPU's counters were not read (TestRecord::counters_refused)
   std::string error_map;             ///< its error map image, relative to feedback/ ("alice/<test>.png"; "" = none)
 };
 

@@ -264,6 +264,10 @@ void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& st
   const SpeedVerdict v = check_speed(setup, policy, what);
   record_speed(v, grader.threshold);
   EXPECT_TRUE(v.passed) << v.message;
+  // What ran when the slot was timed must be its technique: one more call of each, counted by the GPU.
+  expect_traffic_vs_baseline(grader.id.substr(grader.id.find('.') + 1), what.substr(0, what.find(" vs ")),
+                             grader.traffic_vs_baseline, grader.traffic_count == "instructions", double(p.h_in.size()),
+                             [&] { student(p.d_out.data(), p.stream.s); }, [&] { baseline(baseline_out.get(), p.stream.s); });
 }
 
 }  // namespace
@@ -327,16 +331,38 @@ ConvCheckOptions options_for(const TileOf& tile, const Case& c) {
 }
 }  // namespace
 
+// The slot's speed grader, whose traffic_vs_baseline the CPU backend applies to large correctness
+// cases (none: nullptr).
+const GraderSpec* speed_grader(const Registry& reg, const std::string& variant) {
+  for (const auto& g : reg.spec().graders)
+    if (g.id == "speedup." + variant) return &g;
+  return nullptr;
+}
+
 void add_conv1d_correctness(Registry& reg, const std::string& variant, const Conv1dFn& kernel,
                             const std::vector<Conv1dCase>& cases, const TileOf& tile) {
+  const GraderSpec* g = speed_grader(reg, variant);
+  const double fraction = g ? g->traffic_vs_baseline : 0;
+  const bool by_instructions = g && g->traffic_count == "instructions";
   for (const auto& c : cases)
-    reg.gpu("correctness", variant, c.name(), [kernel, c, o = options_for(tile, c)] { check_conv1d(kernel, c, o); });
+    reg.gpu("correctness", variant, c.name(), [kernel, c, o = options_for(tile, c), variant, fraction, by_instructions] {
+      if (check_conv1d(kernel, c, o))
+        expect_counted_traffic_vs_naive(variant, c.name(), fraction, by_instructions, double(c.n),
+                                        double(2 * c.radius + 1));
+    });
 }
 
 void add_conv2d_correctness(Registry& reg, const std::string& variant, const Conv2dFn& kernel,
                             const std::vector<Conv2dCase>& cases, const TileOf& tile) {
+  const GraderSpec* g = speed_grader(reg, variant);
+  const double fraction = g ? g->traffic_vs_baseline : 0;
+  const bool by_instructions = g && g->traffic_count == "instructions";
   for (const auto& c : cases)
-    reg.gpu("correctness", variant, c.name(), [kernel, c, o = options_for(tile, c)] { check_conv2d(kernel, c, o); });
+    reg.gpu("correctness", variant, c.name(), [kernel, c, o = options_for(tile, c), variant, fraction, by_instructions] {
+      const double taps = double(2 * c.radius + 1) * double(2 * c.radius + 1);
+      if (check_conv2d(kernel, c, o))
+        expect_counted_traffic_vs_naive(variant, c.name(), fraction, by_instructions, double(c.width) * c.height, taps);
+    });
 }
 
 void add_conv1d_speedup(Registry& reg, const std::string& variant, const Conv1dFn& kernel,

@@ -35,6 +35,8 @@ std::string TestRecord::to_json() const {
   if (!judged.empty()) j["judged"] = judged;
   if (!output.empty()) j["output"] = output;
   if (!escaped.empty()) j["escaped"] = escaped;
+  if (!off_technique.empty()) j["off_technique"] = off_technique;
+  if (!counters_refused.empty()) j["counters_refused"] = counters_refused;
   // Infinite ratios (a NaN output) are written as null by nlohmann; keep a readable note.
   return j.dump(2);
 }

@@ -121,7 +121,8 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
     const json& g = graders[i];
     const std::string where = "graders[" + std::to_string(i) + "]";
     if (!g.is_object()) fail(origin, where, "must be an object");
-    only_keys(g, {"id", "kind", "points", "description", "extra_credit", "threshold", "partial_from", "gated_by"},
+    only_keys(g, {"id", "kind", "points", "description", "extra_credit", "threshold", "partial_from", "gated_by",
+                  "traffic_vs_baseline", "traffic_count"},
               origin, where);
     GraderSpec gs;
     gs.id = text(g, "id", origin, where);
@@ -143,6 +144,16 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
         if (!(gs.partial_from >= 0 && gs.partial_from < gs.threshold))
           fail(origin, where + ".partial_from", "must be in [0, threshold)");
       }
+      if (g.contains("traffic_vs_baseline")) {
+        gs.traffic_vs_baseline = member(g, "traffic_vs_baseline", json::value_t::number_float, origin, where).get<double>();
+        if (!(gs.traffic_vs_baseline > 0 && gs.traffic_vs_baseline <= 1))
+          fail(origin, where + ".traffic_vs_baseline", "must be in (0, 1]: the student's global loads per output over the baseline's");
+      }
+      if (g.contains("traffic_count")) {
+        gs.traffic_count = text(g, "traffic_count", origin, where);
+        if (gs.traffic_count != "words" && gs.traffic_count != "instructions")
+          fail(origin, where + ".traffic_count", "must be 'words' or 'instructions', not '" + gs.traffic_count + "'");
+      }
       if (!g.contains("gated_by")) fail(origin, where + ".gated_by", "is missing (correctness gates speed)");
       const json& gate = g.at("gated_by");
       if (gate.is_string()) {
@@ -155,8 +166,10 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
       } else {
         fail(origin, where + ".gated_by", "must be a grader id or a non-empty list of them");
       }
-    } else if (g.contains("threshold") || g.contains("partial_from") || g.contains("gated_by")) {
-      fail(origin, where, "threshold, partial_from and gated_by belong to speedup graders only");
+    } else if (g.contains("threshold") || g.contains("partial_from") || g.contains("gated_by") ||
+               g.contains("traffic_vs_baseline") || g.contains("traffic_count")) {
+      fail(origin, where, "threshold, partial_from, gated_by, traffic_vs_baseline and traffic_count belong to speedup "
+                          "graders only");
     }
     s.graders.push_back(gs);
   }

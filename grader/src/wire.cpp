@@ -36,7 +36,7 @@ void Evidence::write(Writer& w) const {
     w.u8(k.on_given_stream);
     w.u8(k.counted);
     for (auto v : {k.global_loads, k.global_stores, k.shared_loads, k.shared_stores, k.constant_loads, k.barriers,
-                   k.threads})
+                   k.threads, k.global_load_instructions})
       w.u64(v);
   }
   const std::uint64_t nt = std::min<std::uint64_t>(transfers.size(), kMaxTransferRecords);
@@ -54,6 +54,7 @@ void Evidence::write(Writer& w) const {
   w.u64(stray_launches);
   w.u64(host_device_stores);
   w.u8(counts_available);
+  w.u8(counted_on_gpu);
   w.bytes(writable_args.data(), writable_args.size());
 }
 
@@ -73,7 +74,7 @@ Evidence Evidence::read(Reader& r) {
     k.on_given_stream = r.u8() != 0;
     k.counted = r.u8() != 0;
     for (auto* v : {&k.global_loads, &k.global_stores, &k.shared_loads, &k.shared_stores, &k.constant_loads,
-                    &k.barriers, &k.threads})
+                    &k.barriers, &k.threads, &k.global_load_instructions})
       *v = r.u64();
   }
   const std::uint64_t nt = count_of(r, kMaxTransferRecords, "transfer records");
@@ -92,6 +93,7 @@ Evidence Evidence::read(Reader& r) {
   e.stray_launches = r.u64();
   e.host_device_stores = r.u64();
   e.counts_available = r.u8() != 0;
+  e.counted_on_gpu = r.u8() != 0;
   std::size_t n = 0;
   const char* p = r.bytes(&n, 256);
   e.writable_args.assign(p, p + n);

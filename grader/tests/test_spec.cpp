@@ -82,6 +82,27 @@ TEST(Spec, RefusesBadSpecsNamingTheField) {
                     R"("id": "correctness.conv1d", "kind": "correctness", "points": 10, "threshold": 1)"),
                "speedup graders only");
   expect_error(with(kGood, R"("time_limits_s": {"compile": 60, "test": 30},)", ""), "missing 'time_limits_s'");
+  expect_error(with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_vs_baseline": 1.5)"),
+               "graders[1].traffic_vs_baseline");
+  expect_error(with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_vs_baseline": 0.0)"),
+               "graders[1].traffic_vs_baseline");
+  expect_error(with(kGood, R"("id": "correctness.conv1d", "kind": "correctness", "points": 10)",
+                    R"("id": "correctness.conv1d", "kind": "correctness", "points": 10, "traffic_vs_baseline": 0.5)"),
+               "speedup graders only");
+}
+
+// The timed problem's loads, counted after the timed runs (issue 27): a fraction of the baseline's.
+TEST(Spec, TrafficVsBaselineIsAFractionOfASpeedGrader) {
+  EXPECT_DOUBLE_EQ(parse_spec(kGood, "t").graders[1].traffic_vs_baseline, 0.0);  // not checked
+  const LabSpec s = parse_spec(with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_vs_baseline": 0.35)"), "t");
+  EXPECT_DOUBLE_EQ(s.graders[1].traffic_vs_baseline, 0.35);
+  EXPECT_EQ(s.graders[1].traffic_count, "words");  // the default
+  const LabSpec i = parse_spec(
+      with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_vs_baseline": 0.75, "traffic_count": "instructions")"),
+      "t");
+  EXPECT_EQ(i.graders[1].traffic_count, "instructions");
+  expect_error(with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_count": "bytes")"),
+               "must be 'words' or 'instructions'");
 }
 
 TEST(Spec, CompilerBugPolicyIsOptionalAndChecked) {

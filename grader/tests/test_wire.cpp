@@ -119,6 +119,7 @@ TEST(Wire, EvidenceRoundTrip) {
   e.stray_launches = 1;
   e.host_device_stores = 3;
   e.counts_available = true;
+  e.counted_on_gpu = true;
   e.writable_args = {0, 1};
   Writer w;
   e.write(w);
@@ -139,6 +140,7 @@ TEST(Wire, EvidenceRoundTrip) {
   EXPECT_EQ(back.stray_launches, 1u);
   EXPECT_EQ(back.host_device_stores, 3u);
   EXPECT_TRUE(back.counts_available);
+  EXPECT_TRUE(back.counted_on_gpu);
   EXPECT_EQ(back.writable_args, (std::vector<std::uint8_t>{0, 1}));
 
   // A record with an impossible transfer kind is refused: the kind is the byte after the flag

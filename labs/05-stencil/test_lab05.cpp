@@ -628,6 +628,15 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
   const SpeedVerdict v = convlab::check_speed(setup, policy, what);
   record_speed(v, grader.threshold);
   EXPECT_TRUE(v.passed) << v.message;
+  // What ran when the slot was timed must be its technique: one more call of each, counted by the GPU.
+  expect_traffic_vs_baseline(grader.id.substr(grader.id.find('.') + 1), what.substr(0, what.find(" vs ")),
+                             grader.traffic_vs_baseline, grader.traffic_count == "instructions",
+                             double(s.cells()) * c.steps,
+                             [&] {
+                               prepare(stream.s);
+                               student(stream.s);
+                             },
+                             [&] { baseline(stream.s); });
 }
 
 // A single-sweep kernel as a one-step "steps" function (for the speed graders).

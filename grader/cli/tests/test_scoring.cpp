@@ -187,6 +187,43 @@ TEST(Scoring, ATechniqueHoldsForEveryLaunchOfItsSlot) {
   EXPECT_TRUE(score_lab(spec, runs).graders[1].passed);
 }
 
+// A kernel the technique test judged, doing something else where it was timed (a size switch inside
+// the tiled kernel, a device-side call counter): the speed test's counted call says so
+// (TestRecord::off_technique), and the technique grader fails with its words (issue 27).
+TEST(Scoring, TheTimedProblemsCountsFailTheTechniqueGrader) {
+  const LabSpec spec = parse_spec(kTechniqueSpec, "test");
+  auto runs = tiled_runs({"tiled_kernel<4>"});
+  runs["speedup.tiled"].tests[0].passed = false;
+  runs["speedup.tiled"].tests[0].off_technique =
+      "tiled_kernel loaded 81 values per output from global memory and 0 from shared memory";
+  const LabResult r = score_lab(spec, runs);
+  EXPECT_FALSE(r.graders[1].passed);
+  EXPECT_DOUBLE_EQ(r.graders[1].points, 0);
+  EXPECT_NE(r.graders[1].reason.find("the technique test passed on its problem, but on w8191_h8193_r4 (the speed "
+                                     "test) tiled_kernel loaded 81 values per output"),
+            std::string::npos)
+      << r.graders[1].reason;
+  EXPECT_DOUBLE_EQ(r.graders[2].points, 0);
+
+  // The CPU backend's side: a large correctness case counted.
+  runs = tiled_runs({"tiled_kernel<4>"});
+  runs["correctness.tiled"].tests[1].off_technique = "tiled_kernel loaded 9 values per output from global memory";
+  const LabResult c = score_lab(spec, runs);
+  EXPECT_FALSE(c.graders[1].passed);
+  EXPECT_NE(c.graders[1].reason.find("on w3627_h3623_r1 (a correctness test) tiled_kernel loaded 9"), std::string::npos)
+      << c.graders[1].reason;
+
+  // Counters refused: the compiled code's verdict stands, flagged for the instructor's review.
+  runs = tiled_runs({"tiled_kernel<4>"});
+  runs["technique.tiled"].tests[0].counters_refused = "this machine does not let this user read the counters";
+  const LabResult q = score_lab(spec, runs);
+  EXPECT_TRUE(q.graders[1].passed);
+  EXPECT_DOUBLE_EQ(q.graders[1].points, 8);
+  EXPECT_TRUE(q.graders[1].review);
+  EXPECT_NE(q.graders[1].reason.find("amounts were not counted: this machine does not let"), std::string::npos)
+      << q.graders[1].reason;
+}
+
 TEST(Scoring, RecordsCarryTheKernelsLaunchedAndJudged) {
   const std::string dir = testing::TempDir() + "records_kernels";
   std::filesystem::create_directories(dir);
@@ -196,8 +233,12 @@ TEST(Scoring, RecordsCarryTheKernelsLaunchedAndJudged) {
   rec.passed = true;
   rec.kernels = {"tiled_kernel<3>", "other"};
   rec.judged = {"tiled_kernel<3>"};
+  rec.off_technique = "plain where timed";
+  rec.counters_refused = "counters refused";
   const std::string key = "00112233445566778899aabbccddeeff";
   const TestOutcome t = read_record(convlab::write_record(rec, dir, key), key);
+  EXPECT_EQ(t.off_technique, "plain where timed");
+  EXPECT_EQ(t.counters_refused, "counters refused");
   EXPECT_EQ(t.kernels, rec.kernels);
   EXPECT_EQ(t.judged, rec.judged);
   EXPECT_EQ(convlab::kernel_family("tiled_kernel<3>"), "tiled_kernel");

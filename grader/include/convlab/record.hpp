@@ -50,6 +50,13 @@ struct TestRecord {
   /// words (escaped_work()); "" if none. The speed grader refuses it on a GPU; `convlab grade` on
   /// the CPU backend, where speed is not timed, says so with the same words (issue 27, item 5).
   std::string escaped;
+  /// The slot's technique was not used on this test's problem, in words naming the counts (a speed
+  /// test's sampled call counted by the GPU after the timed runs, issue 27): `convlab grade` fails
+  /// the slot's technique grader with it, however its own problem went. "" if it was used, or not looked at.
+  std::string off_technique;
+  /// Why the GPU's counters could not be read in this test ("" = they were, or were not asked for):
+  /// the amounts were not checked, and `convlab grade` flags the grade for the instructor's review.
+  std::string counters_refused;
 
   /// The record as a JSON object (text).
   std::string to_json() const;

@@ -52,6 +52,16 @@ struct GraderSpec {
   double threshold = 0;      ///< full points at or above this speed-up over the baseline
   double partial_from = 0;   ///< partial points, linear, from this speed-up up to the threshold
   std::vector<std::string> gated_by;  ///< the correctness and technique graders that must pass first
+  /// On a GPU, after the timed runs, one more call of the student's launcher and one of the
+  /// baseline's are counted by the GPU's counters on the timed problem: the student's global loads
+  /// per output must be at most this fraction of the baseline's, or the slot's technique was not
+  /// used where it was timed (a kernel chosen by size or by call count; issue 27). 0: not checked.
+  double traffic_vs_baseline = 0;
+  /// What is compared: "words" (4-byte words loaded by the threads; a load that a whole warp makes
+  /// of one address counts once: the right measure for tiles, whose halo loads diverge) or
+  /// "instructions" (load instructions, each warp's counted for its 32 threads: a filter tap read
+  /// from global memory counts for every thread; lab 2's measure).
+  std::string traffic_count = "words";
 };
 
 /// A lab's whole spec.

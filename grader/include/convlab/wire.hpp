@@ -26,7 +26,7 @@ namespace convlab::wire {
 /// "CLWR": the first word of every frame.
 inline constexpr std::uint32_t kMagic = 0x52574C43u;
 /// Raised whenever the frame layout or a request's meaning changes; the judge refuses another.
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 /// The largest frame payload either side accepts (bulk data goes through the window instead).
 inline constexpr std::uint64_t kMaxPayload = std::uint64_t(64) << 20;
 
@@ -47,6 +47,7 @@ enum class Op : std::uint32_t {
   ceilings = 13,   ///< -> copy bandwidth, FP32 peak (measured once per runner)
   random_fill = 14,  ///< address, count, nonce: uniform floats in [-1, 1) made on the device
   quit = 15,
+  counting = 16,   ///< u8 on/off: count each kernel of the next calls with the GPU's counters -> "" or why not
 };
 
 /// How a reply ends: ok, or the request failed in the harness (not in student code).
@@ -169,12 +170,15 @@ struct KernelLaunch {
   std::int32_t registers = -1;       ///< per thread (GPU only; -1 unknown)
   std::uint64_t stream = 0;          ///< the stream it went to
   bool on_given_stream = true;       ///< the stream the grader passed to the launcher
-  bool counted = false;              ///< the counts below were measured (CPU backend)
+  bool counted = false;              ///< the counts below were measured (CPU backend; GPU counters on request)
   std::uint64_t global_loads = 0, global_stores = 0;  ///< element accesses to device memory
   std::uint64_t shared_loads = 0, shared_stores = 0;  ///< ... to the block's shared memory
   std::uint64_t constant_loads = 0;                   ///< ... to __constant__ memory
   std::uint64_t barriers = 0;                         ///< __syncthreads() executed, over all threads
   std::uint64_t threads = 0;                          ///< threads run
+  /// GPU counters only: global load instructions, each warp's counted for its 32 threads (a load
+  /// of one address by the whole warp, a filter tap, counts 32 here and 1 word in global_loads).
+  std::uint64_t global_load_instructions = 0;
 
   std::uint64_t blocks() const { return std::uint64_t(grid[0]) * grid[1] * grid[2]; }
   std::uint64_t threads_per_block() const { return std::uint64_t(block[0]) * block[1] * block[2]; }
@@ -200,7 +204,10 @@ struct Evidence {
   std::uint64_t allocated_bytes = 0;    ///< their total size
   std::uint64_t stray_launches = 0;     ///< launches or copies while no call ran (another thread, after return)
   std::uint64_t host_device_stores = 0; ///< CPU backend: stores to device memory from host code
-  bool counts_available = false;        ///< the launches carry counts (CPU backend, not under ASan)
+  bool counts_available = false;        ///< the launches carry counts (CPU backend, not under ASan; GPU: Op::counting)
+  /// The counts are the GPU's hardware counters (4-byte words loaded and stored, per thread that
+  /// executed the instruction); constant loads and barriers are not among them.
+  bool counted_on_gpu = false;
   std::vector<std::uint8_t> writable_args;  ///< per pointer argument: 1 if the launcher may write it (not const)
 
   void write(Writer& w) const;

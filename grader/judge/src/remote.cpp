@@ -583,6 +583,19 @@ MeasureReply measure(const MeasureRequest& q) {
   return out;
 }
 
+std::string set_counting(bool on) {
+  if (!on && !g_conn.started) return {};  // a runner that is gone counts nothing
+  // A runner that counted keeps CUPTI's profiler on its context: it is replaced before the next
+  // test, so that no timed run shares a context with the profiler.
+  if (on && device_status().backend == "cuda") g_conn.restart = true;
+  const Reply r = request(Op::counting, std::string(1, on ? '\1' : '\0'), "switching the GPU's counters");
+  if (r.status != Status::ok) throw CudaError(r.code, "switching the GPU's counters failed");
+  wire::Reader rd(r.payload);
+  std::string why = rd.str(4096);
+  rd.finish();
+  return why;
+}
+
 std::pair<double, double> ceilings() {
   const Reply r = request(Op::ceilings, "", "the measurement of the copy bandwidth and FP32 peak");
   if (r.status != Status::ok) throw CudaError(r.code, "measuring the device's ceilings failed");

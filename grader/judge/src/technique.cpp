@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -85,6 +86,12 @@ bool TechniqueView::counted() const {
   return true;
 }
 
+bool TechniqueView::gpu_counts() const {
+  for (const auto& c : calls_)
+    if (c.evidence.counted_on_gpu) return true;
+  return false;
+}
+
 bool TechniqueView::has_code() const {
   if (kernels_.empty()) return !code_facts().empty();
   for (const auto& k : kernels_)
@@ -113,6 +120,15 @@ std::size_t TechniqueView::transfers(wire::Transfer::Kind kind) const {
 
 std::string TechniqueView::traffic() const {
   char buf[512];
+  if (counted() && gpu_counts()) {
+    std::snprintf(buf, sizeof buf,
+                  "per output, counted by the GPU: %.3g global loads, %.3g global stores, %.3g shared loads, %.3g "
+                  "shared stores (4-byte words; %zu launches, %.3g outputs per thread)",
+                  per_output(&wire::KernelLaunch::global_loads), per_output(&wire::KernelLaunch::global_stores),
+                  per_output(&wire::KernelLaunch::shared_loads), per_output(&wire::KernelLaunch::shared_stores),
+                  kernels_.size(), threads() ? outputs_ / double(threads()) : 0.0);
+    return buf;
+  }
   if (counted()) {
     std::snprintf(buf, sizeof buf,
                   "per output: %.3g global loads, %.3g global stores, %.3g shared loads, %.3g shared stores, "
@@ -237,7 +253,8 @@ TechniqueRule constant_filter() {
       if (k.code && k.code->ld_const == 0) {
         std::snprintf(buf, sizeof buf, "%s has no constant-memory load (ld.const) in its code", k.launch.name.c_str());
         out += std::string(out.empty() ? "" : "; ") + buf;
-      } else if (!k.code && k.launch.counted && double(k.launch.constant_loads) < 0.9 * v.taps() * v.outputs()) {
+      } else if (!k.code && k.launch.counted && !v.gpu_counts() &&
+                 double(k.launch.constant_loads) < 0.9 * v.taps() * v.outputs()) {
         std::snprintf(buf, sizeof buf, "%s read %.3g values from constant memory per output, for a filter of %.0f taps",
                       k.launch.name.c_str(), double(k.launch.constant_loads) / v.outputs(), v.taps());
         out += std::string(out.empty() ? "" : "; ") + buf;
@@ -317,6 +334,97 @@ std::string unjudged_kernels(const std::string& slot, const TechniqueView& v) {
   return out + ", and this technique test never judged it (it judged " +
          (judged_names.empty() ? std::string("no kernel") : judged_names) +
          "): every launch of the slot, on every problem size and every call, must use the technique";
+}
+
+namespace {
+// The view's kernels by name, each once: "conv2d_tiled_out_kernel, fix_kernel" ("no kernel" if none).
+std::string kernel_names(const TechniqueView& v) {
+  std::string names;
+  for (const auto& k : v.kernels())
+    if (names.find(k.launch.name) == std::string::npos) names += (names.empty() ? "" : ", ") + k.launch.name;
+  return names.empty() ? "no kernel" : names;
+}
+}  // namespace
+
+void count_technique_calls() {
+  if (const std::string why = remote::set_counting(true); !why.empty()) {
+    std::printf("note: the amounts of this technique test are not counted: %s\n", why.c_str());
+    current_record().counters_refused = why;
+  }
+}
+
+void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
+                                bool by_instructions, double outputs, const std::function<void()>& student,
+                                const std::function<void()>& baseline) {
+  if (fraction <= 0 || remote::device_status().backend != "cuda") return;
+  if (const std::string why = remote::set_counting(true); !why.empty()) {
+    std::printf("note: the timed problem's loads were not counted: %s\n", why.c_str());
+    current_record().counters_refused = why;
+    return;
+  }
+  struct Off {
+    ~Off() {
+      try {
+        remote::set_counting(false);
+      } catch (...) {
+      }
+    }
+  } off;
+  const auto counted_call = [outputs](const std::function<void()>& call) {
+    remote::clear_calls();
+    call();
+    return TechniqueView(remote::calls(), outputs, 1);
+  };
+  const TechniqueView b = counted_call(baseline);
+  const TechniqueView s = counted_call(student);
+  if (!s.counted() || !b.counted()) {
+    std::printf("note: the GPU's counters did not match the recorded launches on the timed problem; its loads were "
+                "not compared\n");
+    return;
+  }
+  // Words by default: a tile's halo loads diverge (a warp instruction for a few lanes), which the
+  // instruction counts would take for 32 loads. Instructions where the filter's place is the
+  // technique (lab 2): the baseline's filter taps are one address per warp, a word in the byte counts.
+  const auto field = by_instructions ? &wire::KernelLaunch::global_load_instructions : &wire::KernelLaunch::global_loads;
+  const double sg = s.per_output(field), bg = b.per_output(field);
+  const double ss = s.per_output(&wire::KernelLaunch::shared_loads);
+  const std::string names = kernel_names(s);
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "%s loaded %.3g values per output from global memory and %.3g from shared memory (%s, counted by "
+                "the GPU on the launcher's call after the timed runs), where the naive baseline loads %.3g: more than "
+                "%.2g times the baseline's, so the slot's technique was not what ran when it was timed",
+                names.c_str(), sg, ss,
+                by_instructions ? "load instructions, each warp's counted for its 32 threads" : "4-byte words", bg,
+                fraction);
+  std::printf("%s on %s: counted by the GPU, per output: %.3g global %s (baseline %.3g; at most %.2g times it), %.3g "
+              "shared loads\n",
+              slot.c_str(), problem.c_str(), sg, by_instructions ? "load instructions" : "loads (words)", bg, fraction, ss);
+  if (sg > fraction * bg) {
+    current_record().off_technique = buf;
+    ADD_FAILURE() << slot << ": on the timed problem " << problem << " " << buf;
+  }
+}
+
+void expect_counted_traffic_vs_naive(const std::string& slot, const std::string& problem, double fraction,
+                                     bool by_instructions, double outputs, double taps) {
+  // Small filters are left out: at r = 0 a tile loads what a naive kernel loads (one value), and a
+  // naive kernel's loads are the yardstick only where its taps dominate.
+  if (fraction <= 0 || outputs < kLargeCase || taps < 5 || remote::device_status().backend != "cpu") return;
+  const double naive_loads = by_instructions ? 2 * taps : taps;
+  const TechniqueView v(remote::calls(), outputs, 1);
+  if (!v.counted() || v.kernels().empty()) return;
+  const double g = v.per_output(&wire::KernelLaunch::global_loads), s = v.per_output(&wire::KernelLaunch::shared_loads);
+  if (g <= fraction * naive_loads) return;
+  const std::string names = kernel_names(v);
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "%s loaded %.3g values per output from global memory and %.3g from shared memory (counted on the CPU "
+                "backend), where a naive kernel loads about %.3g (%s): more than %.2g times that, so the slot's "
+                "technique was not what ran on this problem",
+                names.c_str(), g, s, naive_loads, by_instructions ? "its taps and its filter" : "its taps", fraction);
+  current_record().off_technique = buf;
+  ADD_FAILURE() << slot << ": on " << problem << " " << buf;
 }
 
 void record_judged(const TechniqueView& v) {

@@ -6,6 +6,9 @@
 //
 //   labNN_runner --convlab-serve=WINDOW_BYTES     (fd 3: requests, fd 4: replies, fd 5: the window)
 #include "runner_device.hpp"
+#ifndef CONVLAB_BACKEND_CPU
+#include "gpu_counters.hpp"
+#endif
 
 #include "convlab/check.hpp"
 #include "convlab/gpu.hpp"
@@ -323,6 +326,20 @@ private:
 #endif
         break;
       }
+      case Op::counting: {
+        // Count each kernel of the next calls with the GPU's own counters (technique graders,
+        // issue 27). The CPU backend counts every call anyway.
+        const bool on = r.u8() != 0;
+        r.finish();
+        std::string why;
+#ifndef CONVLAB_BACKEND_CPU
+        counting_ = on && counters_.ready(&why);
+#else
+        (void)on;
+#endif
+        w.str(why);
+        break;
+      }
       default:
         throw wire::WireError("an unknown request " + std::to_string(static_cast<unsigned>(op)));
     }
@@ -352,16 +369,25 @@ private:
     wire::Reader ar(args);
     wire::Writer result;
     cudaGetLastError();  // a stale error must not be blamed on this call
-    bool recording = false;
+    bool recording = false, counting = false;
     try {
       fn_with_hook(*fn, ar, result, [&] {
         if (record) {
           record_begin(call_streams_, call_args_);
           recording = true;
+#ifndef CONVLAB_BACKEND_CPU
+          if (counting_) {
+            counters_.begin();
+            counting = true;
+          }
+#endif
         }
       });
     } catch (const wire::WireError&) {
       if (recording) record_end();
+#ifndef CONVLAB_BACKEND_CPU
+      if (counting) counters_.end();
+#endif
       throw;  // the judge sent something the entry cannot take: a harness error
     } catch (const std::invalid_argument& e) {
       o.kind = 1, o.message = e.what();
@@ -377,6 +403,9 @@ private:
     o.launch_error = cudaGetLastError();
     o.run_error = cudaDeviceSynchronize();
     if (recording) o.evidence = record_end();
+#ifndef CONVLAB_BACKEND_CPU
+    if (counting) attach_counts(counters_.end(), o.evidence);
+#endif
     o.result = result.take();
     // A pointer an entry returned may come back as an argument (an opaque handle).
     if (o.result.size() == 9 && static_cast<wire::Tag>(o.result[0]) == wire::Tag::pointer) {
@@ -461,6 +490,28 @@ private:
     }
   }
 
+#ifndef CONVLAB_BACKEND_CPU
+  // The counters' kernels are the recorded launches, in order, when both saw the same number; a
+  // kernel the recorder did not see (a library's) leaves the call uncounted, and the judge's
+  // technique rules fall back to the compiled code's facts.
+  static void attach_counts(const std::vector<KernelCounts>& counts, wire::Evidence& e) {
+    if (counts.size() != e.launches.size()) return;
+    const auto n = [](double v) { return static_cast<std::uint64_t>(v + 0.5); };
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      wire::KernelLaunch& k = e.launches[i];
+      k.counted = true;
+      k.global_loads = n(counts[i].global_load_words);
+      k.global_load_instructions = n(counts[i].global_load_instructions);
+      k.global_stores = n(counts[i].global_store_words);
+      k.shared_loads = n(counts[i].shared_load_words);
+      k.shared_stores = n(counts[i].shared_store_words);
+      k.threads = k.threads_launched();
+    }
+    e.counts_available = true;
+    e.counted_on_gpu = true;
+  }
+#endif
+
   static void merge(wire::Evidence& into, const wire::Evidence& e) {
     into.launches.insert(into.launches.end(), e.launches.begin(), e.launches.end());
     into.transfers.insert(into.transfers.end(), e.transfers.begin(), e.transfers.end());
@@ -468,6 +519,7 @@ private:
     into.allocated_bytes += e.allocated_bytes;
     into.host_device_stores += e.host_device_stores;
     into.counts_available = e.counts_available;
+    into.counted_on_gpu = e.counted_on_gpu;
     if (into.writable_args.empty()) into.writable_args = e.writable_args;
   }
 
@@ -604,6 +656,10 @@ private:
   std::vector<std::unique_ptr<std::max_align_t[]>> host_copies_;
   std::function<void()> before_call_;
   std::optional<std::pair<double, double>> ceilings_;
+  bool counting_ = false;  // Op::counting: count each kernel of the calls with the GPU's counters
+#ifndef CONVLAB_BACKEND_CPU
+  GpuCounters counters_;
+#endif
 };
 
 }  // namespace

@@ -180,6 +180,13 @@ struct MeasureReply {
 /// Measures one round in the runner; the secret for fresh inputs is drawn here, unknown to it.
 MeasureReply measure(const MeasureRequest& request);
 
+/// Asks the runner to count (or stop counting) each kernel of the next calls with the GPU's own
+/// counters (issue 27): the calls' evidence then carries per-launch loads and stores of global and
+/// shared memory in 4-byte words (wire::Evidence::counted_on_gpu). Returns "" when counting is on
+/// (or off, as asked), else why the GPU refuses its counters, in words for the grade. The CPU
+/// backend counts every call anyway ("" always). A restarted runner starts with counting off.
+std::string set_counting(bool on);
+
 /// The copy bandwidth (GB/s, read + written) and FP32 FMA peak (GFLOP/s) the runner measured on
 /// its device, once per runner; zeros on the CPU backend.
 std::pair<double, double> ceilings();

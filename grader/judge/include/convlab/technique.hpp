@@ -58,8 +58,12 @@ public:
   const std::vector<remote::CallRecord>& calls() const { return calls_; }
   double outputs() const { return outputs_; }
   double taps() const { return taps_; }
-  /// Execution counts exist (CPU backend, not under AddressSanitizer).
+  /// Execution counts exist (CPU backend, not under AddressSanitizer; on a GPU, from its counters
+  /// when the test asked for them: remote::set_counting).
   bool counted() const;
+  /// The counts are the GPU's counters: global and shared loads and stores only (constant loads and
+  /// barriers stay the compiled code's facts).
+  bool gpu_counts() const;
   /// Compiled-code facts exist for every kernel launched (GPU builds).
   bool has_code() const;
   /// Neither: this build cannot check a technique.
@@ -119,5 +123,39 @@ std::string unjudged_kernels(const std::string& slot, const TechniqueView& v);
 
 /// Records `v`'s kernels as judged (TestRecord::judged): the technique test passed on them.
 void record_judged(const TechniqueView& v);
+
+/// A technique test's start on a GPU: the runner counts each kernel of the test's calls with the
+/// GPU's counters, so the rules on amounts (taps_from_shared, global_loads_per_output) judge what
+/// the GPU did, not only what the code contains (issue 27: a shared array and a barrier that do no
+/// work pass a check of the code). Where the counters are refused, says so and records why
+/// (TestRecord::counters_refused: `convlab grade` flags the grade for review).
+void count_technique_calls();
+
+/// After a speed test's timed runs (issue 27): `student` and `baseline` each make one more call on
+/// the timed problem, counted by the GPU's counters; the student's global loads per output must be
+/// at most `fraction` of the baseline's. Otherwise the test fails naming both counts, and records
+/// the finding (TestRecord::off_technique) for `convlab grade` to fail the slot's technique grader:
+/// the technique was not what ran when the slot was timed (a kernel chosen by problem size, by call
+/// count or by backend). The student's call is the launcher's latest, after every timed call.
+/// Nothing is checked on the CPU backend (no speed test runs there) or where counters are refused
+/// (said, and recorded as in count_technique_calls).
+/// `by_instructions`: compare load instructions (each warp's counted for its 32 threads) instead of
+/// 4-byte words (GraderSpec::traffic_count).
+void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
+                                bool by_instructions, double outputs, const std::function<void()>& student,
+                                const std::function<void()>& baseline);
+
+/// The CPU backend's side of the same rule, where no speed test runs: a correctness case of at
+/// least kLargeCase outputs, whose call the CPU backend counted (remote::calls()), must load at
+/// most `fraction` of a naive kernel's values per output from global memory: its `taps` words
+/// (the GPU's word counts see its filter taps once per warp), or with `by_instructions` its taps
+/// and its filter, 2 x `taps`. Fails and records TestRecord::off_technique otherwise; does nothing
+/// on a GPU (the speed test samples the timed problem there), on cases under kLargeCase outputs or
+/// 5 taps, or without counts.
+void expect_counted_traffic_vs_naive(const std::string& slot, const std::string& problem, double fraction,
+                                     bool by_instructions, double outputs, double taps);
+/// Outputs from which a correctness case is large enough for expect_counted_traffic_vs_naive (a
+/// tile's edge effects below a few per cent).
+constexpr double kLargeCase = 1e6;
 
 }  // namespace convlab

@@ -1,0 +1,300 @@
+// The GPU's counters of each kernel of a call, through CUPTI's range profiler. See gpu_counters.hpp.
+//
+// The sequence is CUPTI's (cupti_range_profiler.h, cupti_profiler_host.h): initialise the
+// profiler, ask the chip's name and which counters this context may read, build a configuration
+// image for the metrics on the host, enable the range profiler on the context, and for each
+// session size and initialise a counter-data image, set the configuration (one range per kernel,
+// kernel replay), start, run, stop, decode, then evaluate each range's metrics on the host.
+#include "gpu_counters.hpp"
+
+#ifdef CONVLAB_HAVE_CUPTI
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#endif
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace convlab::runner {
+#ifdef CONVLAB_HAVE_CUPTI
+namespace {
+
+// Each quantity from the first of its metrics that this chip has; a byte count is turned into
+// 4-byte words, an instruction count (per thread) taken as it is. (Seen on an H100 with CUDA 13:
+// the byte counts exist; no barrier count does, so barriers stay the compiled code's fact.)
+struct Quantity {
+  double KernelCounts::*field;
+  std::vector<std::pair<const char*, double>> candidates;  // base metric, factor
+};
+const std::vector<Quantity>& quantities() {
+  static const std::vector<Quantity> q = {
+      {&KernelCounts::global_load_words,
+       {{"smsp__sass_data_bytes_mem_global_op_ld", 0.25}, {"smsp__sass_thread_inst_executed_op_global_ld_pred_on", 1}}},
+      {&KernelCounts::global_store_words,
+       {{"smsp__sass_data_bytes_mem_global_op_st", 0.25}, {"smsp__sass_thread_inst_executed_op_global_st_pred_on", 1}}},
+      {&KernelCounts::shared_load_words,
+       {{"smsp__sass_data_bytes_mem_shared_op_ld", 0.25}, {"smsp__sass_thread_inst_executed_op_shared_ld_pred_on", 1}}},
+      {&KernelCounts::global_load_instructions, {{"smsp__sass_inst_executed_op_global_ld", 32}}},
+      {&KernelCounts::shared_store_words,
+       {{"smsp__sass_data_bytes_mem_shared_op_st", 0.25}, {"smsp__sass_thread_inst_executed_op_shared_st_pred_on", 1}}},
+  };
+  return q;
+}
+
+std::string words(CUptiResult r) {
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  return std::string(s ? s : "unknown CUPTI error") + " (" + std::to_string(int(r)) + ")";
+}
+
+void check(CUptiResult r, const char* what) {
+  if (r != CUPTI_SUCCESS) throw std::runtime_error(std::string("CUPTI ") + what + " failed: " + words(r));
+}
+
+// Why the counters are refused, in words an instructor can act on.
+std::string refused(CUptiResult r, const char* what) {
+  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+    return "this machine does not let this user read the GPU's performance counters (CUPTI: "
+           "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, what ncu calls ERR_NVGPUCTRPERM; an administrator can allow it "
+           "with the driver option NVreg_RestrictProfilingToAdminUsers=0, docs/grading.md says how)";
+  if (r == CUPTI_ERROR_NOT_SUPPORTED || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED ||
+      r == CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED || r == CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED)
+    return "this GPU or its virtualisation does not offer performance counters (CUPTI " + std::string(what) + ": " +
+           words(r) + ")";
+  return std::string("CUPTI could not set up the counters (") + what + ": " + words(r) + ")";
+}
+
+constexpr std::size_t kMaxRanges = 512;  // kernels counted in one call
+
+}  // namespace
+
+// Nothing is torn down: the runner's process ends with its context, and CUPTI with it (a
+// runner that counted is replaced before the judge's next test).
+GpuCounters::~GpuCounters() = default;
+
+bool GpuCounters::ready(std::string* why) {
+  if (tried_) {
+    if (!ok_ && why) *why = why_;
+    return ok_;
+  }
+  tried_ = true;
+  const auto fail = [&](std::string w) {
+    why_ = std::move(w);
+    if (why) *why = why_;
+    return false;
+  };
+  // The runner's context (the runtime makes its primary context current on first use).
+  if (cudaFree(nullptr) != cudaSuccess) {
+    cudaGetLastError();
+    return fail("no CUDA device to count on");
+  }
+  CUcontext ctx = nullptr;
+  if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return fail("no CUDA context to count in");
+  CUdevice dev = 0;
+  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS) return fail("no CUDA device to count on");
+
+  CUpti_Profiler_Initialize_Params init{};
+  init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+  if (const CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) return fail(refused(r, "initialize"));
+  CUpti_Device_GetChipName_Params chip{};
+  chip.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+  chip.deviceIndex = static_cast<size_t>(dev);
+  if (const CUptiResult r = cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS) return fail(refused(r, "chip name"));
+  CUpti_Profiler_GetCounterAvailability_Params avail{};
+  avail.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+  avail.ctx = ctx;
+  if (const CUptiResult r = cuptiProfilerGetCounterAvailability(&avail); r != CUPTI_SUCCESS)
+    return fail(refused(r, "counter availability"));
+  std::vector<std::uint8_t> availability(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = availability.data();
+  if (const CUptiResult r = cuptiProfilerGetCounterAvailability(&avail); r != CUPTI_SUCCESS)
+    return fail(refused(r, "counter availability"));
+
+  CUpti_Profiler_Host_Initialize_Params host{};
+  host.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host.pChipName = chip.pChipName;
+  host.pCounterAvailabilityImage = availability.data();
+  if (const CUptiResult r = cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) return fail(refused(r, "host"));
+  host_ = host.pHostObject;
+
+  // The metrics this chip has, by base name.
+  CUpti_Profiler_Host_GetBaseMetrics_Params base{};
+  base.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE;
+  base.pHostObject = host.pHostObject;
+  base.metricType = CUPTI_METRIC_TYPE_COUNTER;
+  if (const CUptiResult r = cuptiProfilerHostGetBaseMetrics(&base); r != CUPTI_SUCCESS)
+    return fail(refused(r, "metric list"));
+  std::vector<std::string> have(base.ppMetricNames, base.ppMetricNames + base.numMetrics);
+  metrics_.clear();
+  for (const Quantity& q : quantities()) {
+    std::string chosen;
+    for (const auto& [name, factor] : q.candidates)
+      if (std::find(have.begin(), have.end(), name) != have.end()) {
+        chosen = std::string(name) + ".sum";
+        break;
+      }
+    metrics_.push_back(chosen);  // "" : this quantity is not counted on this chip
+  }
+  if (metrics_[0].empty() || metrics_[2].empty())
+    return fail("this GPU's profiler has no per-thread count of global and shared loads");
+
+  std::vector<const char*> names;
+  for (const auto& m : metrics_)
+    if (!m.empty()) names.push_back(m.c_str());
+  CUpti_Profiler_Host_ConfigAddMetrics_Params add{};
+  add.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+  add.pHostObject = host.pHostObject;
+  add.ppMetricNames = names.data();
+  add.numMetrics = names.size();
+  if (const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) return fail(refused(r, "metrics"));
+  CUpti_Profiler_Host_GetConfigImageSize_Params size{};
+  size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+  size.pHostObject = host.pHostObject;
+  if (const CUptiResult r = cuptiProfilerHostGetConfigImageSize(&size); r != CUPTI_SUCCESS)
+    return fail(refused(r, "configuration size"));
+  config_.resize(size.configImageSize);
+  CUpti_Profiler_Host_GetConfigImage_Params image{};
+  image.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+  image.pHostObject = host.pHostObject;
+  image.configImageSize = config_.size();
+  image.pConfigImage = config_.data();
+  if (const CUptiResult r = cuptiProfilerHostGetConfigImage(&image); r != CUPTI_SUCCESS)
+    return fail(refused(r, "configuration"));
+
+  CUpti_RangeProfiler_Enable_Params enable{};
+  enable.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
+  enable.ctx = ctx;
+  if (const CUptiResult r = cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS) return fail(refused(r, "enable"));
+  profiler_ = enable.pRangeProfilerObject;
+
+  CUpti_RangeProfiler_GetCounterDataSize_Params data{};
+  data.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+  data.pRangeProfilerObject = enable.pRangeProfilerObject;
+  data.pMetricNames = names.data();
+  data.numMetrics = names.size();
+  data.maxNumOfRanges = kMaxRanges;
+  data.maxNumRangeTreeNodes = kMaxRanges;
+  if (const CUptiResult r = cuptiRangeProfilerGetCounterDataSize(&data); r != CUPTI_SUCCESS)
+    return fail(refused(r, "counter data size"));
+  counter_data_.resize(data.counterDataSize);
+  // The profiler stays enabled on the context from here on (a runner that enabled and disabled it
+  // around each counted call died of SIGSEGV in CUPTI 13.0 on an H100; kept enabled, it counts):
+  // the judge replaces a runner that counted before its next test, so no timed run shares a
+  // context with the profiler (remote::set_counting).
+  ok_ = true;
+  return true;
+}
+
+void GpuCounters::begin() {
+  if (!ok_) throw std::runtime_error("the GPU counters are not ready: " + why_);
+  auto* obj = static_cast<CUpti_RangeProfiler_Object*>(profiler_);
+  std::fill(counter_data_.begin(), counter_data_.end(), std::uint8_t(0));
+  CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{};
+  init.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+  init.pRangeProfilerObject = obj;
+  init.counterDataSize = counter_data_.size();
+  init.pCounterData = counter_data_.data();
+  check(cuptiRangeProfilerCounterDataImageInitialize(&init), "counter data initialisation");
+  CUpti_RangeProfiler_SetConfig_Params set{};
+  set.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+  set.pRangeProfilerObject = obj;
+  set.configSize = config_.size();
+  set.pConfig = config_.data();
+  set.counterDataImageSize = counter_data_.size();
+  set.pCounterDataImage = counter_data_.data();
+  set.range = CUPTI_AutoRange;        // one range per kernel launch
+  set.replayMode = CUPTI_KernelReplay;  // each kernel replayed until every counter is read
+  set.maxRangesPerPass = kMaxRanges;
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  check(cuptiRangeProfilerSetConfig(&set), "configuration");
+  CUpti_RangeProfiler_Start_Params start{};
+  start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+  start.pRangeProfilerObject = obj;
+  check(cuptiRangeProfilerStart(&start), "start");
+  active_ = true;
+}
+
+std::vector<KernelCounts> GpuCounters::end() {
+  if (!active_) throw std::runtime_error("the GPU counters were not started");
+  active_ = false;
+  auto* obj = static_cast<CUpti_RangeProfiler_Object*>(profiler_);
+  CUpti_RangeProfiler_Stop_Params stop{};
+  stop.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+  stop.pRangeProfilerObject = obj;
+  check(cuptiRangeProfilerStop(&stop), "stop");
+  CUpti_RangeProfiler_DecodeData_Params decode{};
+  decode.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+  decode.pRangeProfilerObject = obj;
+  check(cuptiRangeProfilerDecodeData(&decode), "decode");
+  if (decode.numOfRangeDropped > 0)
+    throw std::runtime_error("CUPTI dropped " + std::to_string(decode.numOfRangeDropped) +
+                             " kernels' counts (more than " + std::to_string(kMaxRanges) + " launches in one call)");
+  CUpti_RangeProfiler_GetCounterDataInfo_Params info{};
+  info.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
+  info.pCounterDataImage = counter_data_.data();
+  info.counterDataImageSize = counter_data_.size();
+  check(cuptiRangeProfilerGetCounterDataInfo(&info), "counter data info");
+
+  std::vector<const char*> names;
+  for (const auto& m : metrics_)
+    if (!m.empty()) names.push_back(m.c_str());
+  std::vector<KernelCounts> out;
+  for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
+    KernelCounts k;
+    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params range{};
+    range.structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE;
+    range.pCounterDataImage = counter_data_.data();
+    range.counterDataImageSize = counter_data_.size();
+    range.rangeIndex = i;
+    range.rangeDelimiter = "/";
+    check(cuptiRangeProfilerCounterDataGetRangeInfo(&range), "range name");
+    k.name = range.rangeName ? range.rangeName : "";
+    std::vector<double> values(names.size(), 0.0);
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{};
+    eval.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+    eval.pHostObject = static_cast<CUpti_Profiler_Host_Object*>(host_);
+    eval.pCounterDataImage = counter_data_.data();
+    eval.counterDataImageSize = counter_data_.size();
+    eval.rangeIndex = i;
+    eval.ppMetricNames = names.data();
+    eval.numMetrics = names.size();
+    eval.pMetricValues = values.data();
+    check(cuptiProfilerHostEvaluateToGpuValues(&eval), "evaluation");
+    std::size_t v = 0;
+    for (std::size_t q = 0; q < quantities().size(); ++q) {
+      if (metrics_[q].empty()) continue;
+      double factor = 1;
+      for (const auto& [name, f] : quantities()[q].candidates)
+        if (metrics_[q] == std::string(name) + ".sum") factor = f;
+      k.*(quantities()[q].field) = values[v++] * factor;
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+
+#else  // no CUPTI in this toolkit: nothing can be counted
+
+GpuCounters::~GpuCounters() = default;
+
+bool GpuCounters::ready(std::string* why) {
+  why_ = "this GPU build has no CUPTI (the CUDA toolkit's profiling library was not found when it was configured)";
+  if (why) *why = why_;
+  return false;
+}
+
+void GpuCounters::begin() { throw std::runtime_error("the GPU counters are not ready: " + why_); }
+
+std::vector<KernelCounts> GpuCounters::end() { throw std::runtime_error("the GPU counters were not started"); }
+
+#endif
+}  // namespace convlab::runner
