@@ -246,8 +246,8 @@ __device__ __forceinline__ void compute_plane(const float* prev, const float* cu
 // compared at the same occupancy. The ring pays for its registers in blocks: 5 per SM, as the
 // reference's register sweep.
 template <Fill F, int AHEAD, int CY>
-__global__ void __launch_bounds__(THREADS, F == Fill::regs ? 5 : 8) walk_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d,
-                                                       Coeffs c) {
+__global__ void __launch_bounds__(THREADS, F == Fill::regs ? 5 : 8)
+    walk_kernel(const float* __restrict__ in, float* __restrict__ out, Dims d, Coeffs c) {
   // The ring. Between two barriers a thread fills plane z+1+AHEAD (cp.async; z+1 otherwise) while
   // a slower thread of its block, or of a cluster neighbour, may still compute plane z-1. Of the
   // planes z-2, z-1, z that one reads, only z-1 is read at other threads' cells; z-2 and z only at
@@ -267,7 +267,9 @@ __global__ void __launch_bounds__(THREADS, F == Fill::regs ? 5 : 8) walk_kernel(
   const Roles r = roles_of(d, x0, y0, lo != nullptr, hi != nullptr);
   // Plane p lives in ring slot (p - z0 + 1) % NB; in the walk the slots rotate, no division.
   const auto slot = [&](int p) { return (p - z0 + 1) % NB * PLANE; };
-  const auto next_slot = [](int k, int by) { return k + by * PLANE >= NB * PLANE ? k + (by - NB) * PLANE : k + by * PLANE; };
+  const auto next_slot = [](int k, int by) {  // the slot `by` planes after slot k (by < NB)
+    return k + by * PLANE >= NB * PLANE ? k + (by - NB) * PLANE : k + by * PLANE;
+  };
 
   Pending ahead{};
   if constexpr (F == Fill::async) {
@@ -308,8 +310,8 @@ __global__ void __launch_bounds__(THREADS, F == Fill::regs ? 5 : 8) walk_kernel(
 using Kernel = void (*)(const float*, float*, Dims, Coeffs);
 
 struct Variant {
-  std::string name, fill, halo;  // as the table names them
-  Kernel kernel = nullptr;       // nullptr: one of the lab's own sweeps (`lab`)
+  std::string name;          // as the table names it
+  Kernel kernel = nullptr;   // nullptr: one of the lab's own sweeps (`lab`)
   int cluster_y = 1;
   std::function<void(const float*, float*, const Grid3d&, const Coeffs&, cudaStream_t)> lab;
 };
@@ -341,8 +343,8 @@ void launch(const Variant& v, const float* in, float* out, const Dims& d, const 
   CONVLAB_CHECK_LAUNCH();
 }
 
-// "21.0 KB, 38 regs, 8 blocks/SM" for one of this file's kernels (cluster kernels: the blocks the
-// GPU can hold in clusters, per SM); "-" for the lab's sweeps.
+// "15552 B | 32 | 8": shared memory, registers and blocks per SM of one of this file's kernels
+// (for a cluster kernel, the blocks the GPU holds in clusters, per SM); "-" for the lab's sweeps.
 std::string resources(const Variant& v, const Dims& d, int sm_count) {
   if (!v.kernel) return "- | - | -";
   cudaFuncAttributes a{};
@@ -368,7 +370,7 @@ std::string resources(const Variant& v, const Dims& d, int sm_count) {
     blocks_per_sm = double(clusters) * v.cluster_y / sm_count;
   }
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%.1f KB | %d | %.3g", a.sharedSizeBytes / 1024.0, a.numRegs, blocks_per_sm);
+  std::snprintf(buf, sizeof buf, "%zu B | %d | %.3g", a.sharedSizeBytes, a.numRegs, blocks_per_sm);
   return buf;
 }
 
@@ -389,7 +391,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--markdown" && i + 1 < argc) o.markdown = argv[++i];
     else throw std::invalid_argument("unknown argument '" + a + "'");
   }
-  if (o.n < 64 || o.n % 64 != 0 || o.n > 512) throw std::invalid_argument("--n must be a multiple of 64 from 64 to 512");
+  if (o.n < 64 || o.n % 64 != 0 || o.n > 512)
+    throw std::invalid_argument("--n must be a multiple of 64 from 64 to 512");
   if (o.pairs < 1) throw std::invalid_argument("--pairs must be >= 1");
   return o;
 }
@@ -426,26 +429,18 @@ int run(const Options& o) {
   DeviceBuffer<float> d_in(h_in), d_out(s.cells());
 
   std::vector<Variant> vs;
-  const auto ours = [&](std::string name, std::string fill, std::string halo, Kernel k, int cy) {
-    vs.push_back(Variant{std::move(name), std::move(fill), std::move(halo), k, cy, {}});
-  };
-  const std::string own = "loaded";
-  ours("plain", "ld.global -> st.shared, plane z+1 before its barrier", own, walk_kernel<Fill::plain, 0, 1>, 1);
-  ours("regs", "plane z+2 in registers while z is computed", own, walk_kernel<Fill::regs, 1, 1>, 1);
-  ours("cp.async, 1 ahead", "cp.async 16 B, planes z+1, z+2 in flight", own, walk_kernel<Fill::async, 1, 1>, 1);
-  ours("cp.async, 2 ahead", "cp.async 16 B, planes z+1 .. z+3 in flight", own, walk_kernel<Fill::async, 2, 1>, 1);
-  for (int cy : {2, 4}) {
-    const std::string from = "from the cluster (" + std::to_string(cy) + " blocks along y)";
-    ours("plain, cluster " + std::to_string(cy), "as plain", from,
-         cy == 2 ? walk_kernel<Fill::plain, 0, 2> : walk_kernel<Fill::plain, 0, 4>, cy);
-    ours("cp.async 2 ahead, cluster " + std::to_string(cy), "as cp.async, 2 ahead", from,
-         cy == 2 ? walk_kernel<Fill::async, 2, 2> : walk_kernel<Fill::async, 2, 4>, cy);
-  }
+  const auto ours = [&](std::string name, Kernel k, int cy) { vs.push_back(Variant{std::move(name), k, cy, {}}); };
+  ours("plain", walk_kernel<Fill::plain, 0, 1>, 1);
+  ours("regs, 1 plane ahead", walk_kernel<Fill::regs, 1, 1>, 1);
+  ours("cp.async, 1 plane ahead", walk_kernel<Fill::async, 1, 1>, 1);
+  ours("cp.async, 2 planes ahead", walk_kernel<Fill::async, 2, 1>, 1);
+  ours("plain, clusters of 2", walk_kernel<Fill::plain, 0, 2>, 2);
+  ours("plain, clusters of 4", walk_kernel<Fill::plain, 0, 4>, 4);
+  ours("cp.async 2 ahead, clusters of 2", walk_kernel<Fill::async, 2, 2>, 2);
+  ours("cp.async 2 ahead, clusters of 4", walk_kernel<Fill::async, 2, 4>, 4);
   const std::string impl = CONVLAB_IMPL_NAME;
-  vs.push_back(Variant{"stencil3d_coarsened (" + impl + ")", "the lab's sweep as built", "-", nullptr, 1,
-                       stencil3d_coarsened});
-  vs.push_back(Variant{"stencil3d_register (" + impl + ")", "the lab's sweep as built", "-", nullptr, 1,
-                       stencil3d_register});
+  vs.push_back(Variant{"`stencil3d_coarsened` (" + impl + ")", nullptr, 1, stencil3d_coarsened});
+  vs.push_back(Variant{"`stencil3d_register` (" + impl + ")", nullptr, 1, stencil3d_register});
 
   for (const Variant& v : vs)
     if (v.kernel)  // the whole shared memory for the ring (the carveout), deterministically
@@ -501,15 +496,15 @@ int run(const Options& o) {
   table += buf;
   table += "Blocks per SM: cudaOccupancyMaxActiveBlocksPerMultiprocessor, for clusters "
            "cudaOccupancyMaxActiveClusters x cluster size / SMs.\n\n";
-  table += "| variant | fill | halo rows | shared memory per block | registers | blocks per SM | time (ms) | "
-           "p10-p90 (ms) | % of copy BW | vs plain (p10-p90) |\n"
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  table += "| variant | shared memory per block | registers | blocks per SM | time (ms) | p10-p90 (ms) | "
+           "% of copy BW | vs plain (p10-p90) |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Variant& v : ok) {
     const Launch cand = [&](cudaStream_t st) { launch(v, d_in.get(), d_out.get(), d, c, st); };
     const SpeedRound round = measure_round(base, cand, pairs);
     const Stats& t = round.candidate_ms;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %.4f | %.4f-%.4f | %.1f%% | %.2fx (%.2f-%.2f) |\n",
-                  v.name.c_str(), v.fill.c_str(), v.halo.c_str(), resources(v, d, dev.sm_count).c_str(), t.median,
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.4f | %.4f-%.4f | %.1f%% | %.2fx (%.2f-%.2f) |\n",
+                  v.name.c_str(), resources(v, d, dev.sm_count).c_str(), t.median,
                   t.p10, t.p90, 100.0 * ideal_bytes / (t.median * 1e-3) / 1e9 / copy_gbs, round.ratio.median,
                   round.ratio.p10, round.ratio.p90);
     table += buf;
