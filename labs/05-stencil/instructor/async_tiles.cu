@@ -366,11 +366,17 @@ std::string resources(const Variant& v, const Dims& d, int sm_count) {
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     int clusters = 0;
-    CONVLAB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, v.kernel, &cfg));
-    blocks_per_sm = double(clusters) * v.cluster_y / sm_count;
+    // A column of the table, not a result: if the driver cannot say, the row says "?".
+    if (cudaOccupancyMaxActiveClusters(&clusters, v.kernel, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();  // clear the query's error: the next launch's check must not see it
+      blocks_per_sm = -1;
+    } else {
+      blocks_per_sm = double(clusters) * v.cluster_y / sm_count;
+    }
   }
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%zu B | %d | %.3g", a.sharedSizeBytes, a.numRegs, blocks_per_sm);
+  if (blocks_per_sm < 0) std::snprintf(buf, sizeof buf, "%zu B | %d | ?", a.sharedSizeBytes, a.numRegs);
+  else std::snprintf(buf, sizeof buf, "%zu B | %d | %.3g", a.sharedSizeBytes, a.numRegs, blocks_per_sm);
   return buf;
 }
 
@@ -467,7 +473,7 @@ int run(const Options& o) {
     } catch (const std::exception& e) {
       if (v.kernel) throw;  // this file's kernels must be right
       skipped.push_back(v.name + ": not timed: " + std::string(e.what()).substr(0, 200));
-      CONVLAB_CUDA_CHECK(cudaGetLastError());
+      CONVLAB_CUDA_CHECK(cudaGetLastError());  // a sticky error (the context is lost) ends the run
       continue;
     }
     ok.push_back(v);
