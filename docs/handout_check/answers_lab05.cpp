@@ -186,6 +186,29 @@ std::vector<Answer> lab05_answers() {
     a.push_back({"lab05.dsmem_halo_pct_r" + k, fixed(100.0 * cluster_halo_cells(r) / (2 * r * (64 + 16)), 0)});
     a.push_back({"lab05.dsmem_loaded_pct_r" + k, fixed(100.0 * cluster_halo_cells(r) / zwalk_loaded(r), 1)});
   }
+
+  // The measurement of lab05_async_tiles (labs/05-stencil/instructor/async_tiles.cu), question 3:
+  // a 64 x 16 tile of float4 threads, shared planes of (16 + 2) x (64 + 8) floats.
+  const int plane_bytes = 256 * 16 + 32 * 16 + 32 * 4;  // interior, halo rows (float4), halo columns
+  if (plane_bytes != 4 * zwalk_loaded(1)) throw std::logic_error("lab05: the async plane is not the z walk's");
+  const int shared_plane = 18 * 72 * 4;
+  a.push_back({"lab05.async_plane_bytes", std::to_string(plane_bytes)});
+  a.push_back({"lab05.async_ring_plain", grouped(3LL * shared_plane)});
+  a.push_back({"lab05.async_ring_cp2", grouped(5LL * shared_plane)});
+  const Occupancy plain = h100_occupancy(256, 32, 3 * shared_plane), cp2 = h100_occupancy(256, 32, 5 * shared_plane);
+  if (plain.blocks != cp2.blocks) throw std::logic_error("lab05: the plain and cp.async rings differ in blocks per SM");
+  a.push_back({"lab05.async_blocks_32", std::to_string(cp2.blocks)});
+  a.push_back({"lab05.async_blocks_48", std::to_string(h100_occupancy(256, 48, 3 * shared_plane).blocks)});
+  a.push_back({"lab05.async_flight_plain", grouped(1LL * plain.blocks * plane_bytes)});
+  a.push_back({"lab05.async_flight_cp2", grouped(2LL * cp2.blocks * plane_bytes)});
+  // Clusters along y: of 2, each block shares one halo row; of 4, the two inner blocks both.
+  a.push_back({"lab05.async_cluster2_pct", fixed(100.0 * 64 / zwalk_loaded(1), 1)});
+  a.push_back({"lab05.async_cluster4_pct", fixed(100.0 * (1 + 2 + 2 + 1) / 4 * 64 / zwalk_loaded(1), 1)});
+  // 32-byte sectors a block requests per plane: 16 rows of 256 bytes, two halo rows, and one
+  // sector for each of the 32 cells of the halo columns.
+  a.push_back({"lab05.async_sectors", std::to_string(16 * 8 + 2 * 8 + 32)});
+  a.push_back({"lab05.async_sectors_rows", std::to_string(2 * 8)});
+  a.push_back({"lab05.async_sectors_cols", std::to_string(32)});
   return a;
 }
 

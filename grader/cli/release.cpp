@@ -186,6 +186,13 @@ std::string unlink_refs(const std::string& text, const std::set<std::string>& go
 
 namespace {
 
+// labs/NN-slug/instructor/...: a lab's instructor programs, such as lab 05's measurement of
+// cp.async and clusters for its handout, whose kernels answer the lab.
+bool is_lab_instructor_file(const std::string& rel) {
+  const auto parts = split(rel, '/');
+  return parts.size() >= 4 && parts[0] == "labs" && parts[2] == "instructor";
+}
+
 bool is_lab_baseline_source(const std::string& rel) {
   // labs/NN-slug/baseline_labNN.cu: a lab's own grader-owned baseline (lab 06's naive direct kernel).
   const auto parts = split(rel, '/');
@@ -200,7 +207,7 @@ bool in_student_copy(const std::string& rel) {
   // Answers: the student copy holds them compiled (grader/prebuilt/).
   for (const char* answer : {"grader/baselines/", "grader/src/cudnn_conv.cpp"})
     if (starts_with(rel, answer)) return false;
-  if (is_lab_baseline_source(rel)) return false;
+  if (is_lab_baseline_source(rel) || is_lab_instructor_file(rel)) return false;
   // Instructor material: CI, the instructor pages (their links from the shared pages sit in
   // instructor-only regions).
   // The maintainers' page and the test of .ci/run are not a student's either.

@@ -32,18 +32,6 @@ using namespace convlab::lab05;
 
 std::string impl(const std::string& kernel) { return kernel + " (" + CONVLAB_IMPL_NAME + ")"; }
 
-// The golden model's values and bounds as the comparator's Golden: tolerance_for(magnitude, m)
-// = gamma_{m+1} magnitude + m FLT_MIN >= the bound carried by the golden model.
-Golden as_golden(const golden::Field& f, int m) {
-  Golden g;
-  g.value = f.value;
-  g.terms = m;
-  g.magnitude.resize(f.bound.size());
-  const double gm = golden::gamma(m + 1);
-  for (std::size_t k = 0; k < f.bound.size(); ++k) g.magnitude[k] = f.bound[k] / gm;
-  return g;
-}
-
 // A grid on the device, its initial state, the golden state after `steps` steps, and the
 // grader-owned naive sweep repeated `steps` times as the baseline.
 struct Problem {
@@ -67,7 +55,7 @@ struct Problem {
     p.dt = three_d ? 0.15 : 0.22;  // just inside the stability limits 1/6 and 1/4
     c = three_d ? heat_coefficients_3d(p) : heat_coefficients_2d(p);
     h_in = random_floats(s.cells(), seed);
-    g = as_golden(golden::run(h_in, s, c, three_d, steps), three_d ? 7 : 5);
+    g = golden::comparator_golden(golden::run(h_in, s, c, three_d, steps), three_d ? 7 : 5);
     d_init = DeviceBuffer<float>(h_in);
     d_u = DeviceBuffer<float>(s.cells());
     d_tmp = DeviceBuffer<float>(s.cells());

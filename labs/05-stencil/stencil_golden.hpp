@@ -21,6 +21,8 @@
 
 #include "lab05.hpp"
 
+#include <convlab/golden.hpp>
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -136,6 +138,19 @@ inline Field run(const std::vector<float>& u0, const Shape& s, const Coeffs& c, 
     std::swap(a, b);
   }
   return a;
+}
+
+/// The golden values and bounds as the comparator's convlab::Golden (convlab/compare.hpp), for
+/// a sweep of `m` terms (7 in 3D, 5 in 2D): its tolerance, \f$\gamma_{m+1}\f$ times the magnitude
+/// plus m FLT_MIN, is then at least the bound carried by the golden model.
+inline convlab::Golden comparator_golden(const Field& f, int m) {
+  convlab::Golden g;
+  g.value = f.value;
+  g.terms = m;
+  g.magnitude.resize(f.bound.size());
+  const double gm = gamma(m + 1);
+  for (std::size_t k = 0; k < f.bound.size(); ++k) g.magnitude[k] = f.bound[k] / gm;
+  return g;
 }
 
 /// Jacobi sweeps for \f$\nabla^2 u = f\f$ on an n x n grid, u = 0 outside, one at a time:

@@ -5,7 +5,8 @@ grader's baseline or of the cuDNN anchor.
     answer_scan.py COURSE_ROOT STUDENT_DIR
 
 The answers are COURSE_ROOT's reference/ sources, grader/baselines/, the labs' own baselines
-(labs/*/baseline_*.cu: lab 06's naive direct kernel) and grader/src/cudnn_conv.cpp.
+(labs/*/baseline_*.cu: lab 06's naive direct kernel), the labs' instructor programs
+(labs/*/instructor/) and grader/src/cudnn_conv.cpp.
 A line is compared after its comment and all its white space are taken out (so re-indenting or
 re-spacing a copy does not hide it), and only if it is distinctive: long enough to say something
 (MIN_CHARS) and not also in what a student copy legitimately shares with the answers (the
@@ -61,6 +62,10 @@ def main():
     if not lab_baselines:
         sys.exit(f"answer_scan.py: {course} holds no lab baseline (labs/*/baseline_*.cu) to compare with")
     answers += lab_baselines
+    # A lab's instructor programs (labs/*/instructor/: lab 05's measurement of cp.async and
+    # clusters) hold kernels that answer the lab.
+    answers += [p for p in walk(os.path.join(course, "labs"), SOURCE_EXT)
+                if os.path.basename(os.path.dirname(p)) == "instructor"]
     answers.append(os.path.join(course, "grader", "src", "cudnn_conv.cpp"))
     answers = [os.path.normpath(a) for a in answers if os.path.isfile(a)]
     if len(answers) < 4:

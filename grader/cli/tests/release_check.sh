@@ -58,6 +58,8 @@ check "no reference/ in it" bash -c "! grep -q '^reference/' '$work/list.txt'"
 check "no baseline or cuDNN anchor source in it" \
   bash -c "! grep -qE '^grader/baselines/|^grader/src/cudnn_conv\\.cpp$|^labs/[^/]*/baseline_[^/]*\\.cu$' '$work/list.txt'"
 check "no grading fixtures in it" bash -c "! grep -q 'grader/cli/tests' '$work/list.txt'"
+check "no lab's instructor programs in it (lab 05's cp.async measurement)" \
+  bash -c "! grep -q '^labs/[^/]*/instructor/' '$work/list.txt'"
 check "no instructor pages, CI or GPU scripts in it" \
   bash -c "! grep -qE '^docs/(instructor|instructors|quickstart)\\.md$|^\\.ci/|gpu-check|gpu-grade-check|gpu-compiler-check' '$work/list.txt'"
 for lib in MANIFEST.json cuda/libconvlab_baselines.a cpu/libconvlab_baselines.a cuda/liblab06_baseline.a cpu/liblab06_baseline.a; do

@@ -13,7 +13,8 @@ namespace {
 
 TEST(Release, LeavesOutAnswersAndInstructorFiles) {
   for (const char* answer : {"grader/baselines/conv_naive.cu", "grader/baselines/stencil_naive.cu",
-                             "grader/src/cudnn_conv.cpp", "labs/06-conv-im2col-cudnn/baseline_lab06.cu"})
+                             "grader/src/cudnn_conv.cpp", "labs/06-conv-im2col-cudnn/baseline_lab06.cu",
+                             "labs/05-stencil/instructor/async_tiles.cu"})
     EXPECT_FALSE(in_student_copy(answer)) << answer;
   for (const char* instructor : {".ci/run", ".ci/gpu-check", "docs/instructor.md", "docs/instructors.md", "docs/quickstart.md",
                                  "grader/prebuilt/MANIFEST.json"})
@@ -23,7 +24,8 @@ TEST(Release, LeavesOutAnswersAndInstructorFiles) {
   for (const char* shared : {"starter_code/01-conv-basic/conv_basic.cu", "grader/src/gpu.cu", "grader/src/spec.cpp",
                              "grader/include/convlab/cudnn_conv.hpp", "docs/grading.md", "docs/mainpage.md", "README.md",
                              "labs/06-conv-im2col-cudnn/baseline_lab06.hpp", "labs/06-conv-im2col-cudnn/test_lab06.cpp",
-                             "starter_code/06-conv-im2col-cudnn/baseline_mine.cu", "labs/baseline_x.cu"})
+                             "starter_code/06-conv-im2col-cudnn/baseline_mine.cu", "labs/baseline_x.cu",
+                             "labs/05-stencil/instructor.md", "starter_code/05-stencil/instructor/notes.cu"})
     EXPECT_TRUE(in_student_copy(shared)) << shared;
 }
 
