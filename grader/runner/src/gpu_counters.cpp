@@ -17,7 +17,9 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 namespace convlab::runner {
 #ifdef CONVLAB_HAVE_CUPTI
@@ -69,6 +71,21 @@ std::string refused(CUptiResult r, const char* what) {
 }
 
 constexpr std::size_t kMaxRanges = 512;  // kernels counted in one call
+
+// The counters are one per GPU: while another process counts (`ctest -j` runs technique tests
+// side by side), CUPTI answers CUPTI_ERROR_HARDWARE_BUSY (seen on an H100). Such a call is tried
+// again, with a growing pause, for up to a minute.
+template <class Call>
+CUptiResult when_free(Call call) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto pause = std::chrono::milliseconds(10);
+  for (;;) {
+    const CUptiResult r = call();
+    if (r != CUPTI_ERROR_HARDWARE_BUSY || std::chrono::steady_clock::now() > deadline) return r;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(250));
+  }
+}
 
 }  // namespace
 
@@ -169,7 +186,8 @@ bool GpuCounters::ready(std::string* why) {
   CUpti_RangeProfiler_Enable_Params enable{};
   enable.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
   enable.ctx = ctx;
-  if (const CUptiResult r = cuptiRangeProfilerEnable(&enable); r != CUPTI_SUCCESS) return fail(refused(r, "enable"));
+  if (const CUptiResult r = when_free([&] { return cuptiRangeProfilerEnable(&enable); }); r != CUPTI_SUCCESS)
+    return fail(refused(r, "enable"));
   profiler_ = enable.pRangeProfilerObject;
 
   CUpti_RangeProfiler_GetCounterDataSize_Params data{};
@@ -214,11 +232,11 @@ void GpuCounters::begin() {
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
-  check(cuptiRangeProfilerSetConfig(&set), "configuration");
+  check(when_free([&] { return cuptiRangeProfilerSetConfig(&set); }), "configuration");
   CUpti_RangeProfiler_Start_Params start{};
   start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
   start.pRangeProfilerObject = obj;
-  check(cuptiRangeProfilerStart(&start), "start");
+  check(when_free([&] { return cuptiRangeProfilerStart(&start); }), "start");
   active_ = true;
 }
 
