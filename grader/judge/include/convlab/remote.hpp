@@ -188,7 +188,7 @@ MeasureReply measure(const MeasureRequest& request);
 std::string set_counting(bool on);
 
 /// The copy bandwidth (GB/s, read + written) and FP32 FMA peak (GFLOP/s) the runner measured on
-/// its device, once per runner; zeros on the CPU backend.
+/// its device, once per judge process; zeros on the CPU backend.
 std::pair<double, double> ceilings();
 
 }  // namespace convlab::remote
