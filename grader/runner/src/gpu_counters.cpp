@@ -109,10 +109,23 @@ bool GpuCounters::ready(std::string* why) {
     cudaGetLastError();
     return fail("no CUDA device to count on");
   }
+  // The driver's current context, through the runtime: the runner does not link the driver
+  // library, so that it starts (and says "no GPU") on a machine that has none.
+  using CtxGetCurrent = CUresult (*)(CUcontext*);
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      !entry || found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return fail("the CUDA driver does not offer cuCtxGetCurrent, which the counters need");
+  }
   CUcontext ctx = nullptr;
-  if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return fail("no CUDA context to count in");
-  CUdevice dev = 0;
-  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS) return fail("no CUDA device to count on");
+  if (reinterpret_cast<CtxGetCurrent>(entry)(&ctx) != CUDA_SUCCESS || !ctx) return fail("no CUDA context to count in");
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return fail("no CUDA device to count on");
+  }
 
   CUpti_Profiler_Initialize_Params init{};
   init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
