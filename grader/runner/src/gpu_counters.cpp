@@ -14,6 +14,7 @@
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
+#include <dlfcn.h>
 #endif
 
 #include <algorithm>
@@ -115,10 +116,12 @@ bool GpuCounters::ready(std::string* why) {
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found{};
   if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      !entry || found != cudaDriverEntryPointSuccess) {
-    cudaGetLastError();
-    return fail("the CUDA driver does not offer cuCtxGetCurrent, which the counters need");
-  }
+      found != cudaDriverEntryPointSuccess)
+    entry = nullptr;
+  cudaGetLastError();
+  if (!entry)  // the driver library the runtime has loaded, asked directly
+    if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) entry = dlsym(driver, "cuCtxGetCurrent");
+  if (!entry) return fail("the CUDA driver does not offer cuCtxGetCurrent, which the counters need");
   CUcontext ctx = nullptr;
   if (reinterpret_cast<CtxGetCurrent>(entry)(&ctx) != CUDA_SUCCESS || !ctx) return fail("no CUDA context to count in");
   int dev = 0;
