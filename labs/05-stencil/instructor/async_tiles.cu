@@ -404,18 +404,18 @@ Options parse(int argc, char** argv) {
 }
 
 int run(const Options& o) {
-  std::string reason;
-  if (!gpu_available(&reason)) {
-    std::cout << "lab05_async_tiles: skipped: " << reason << "\n";
+  std::string why_not;
+  if (!gpu_available(&why_not)) {
+    std::cout << "lab05_async_tiles: skipped: " << why_not << "\n";
     return 77;
   }
-  const DeviceInfo dev = device_info();
-  if (dev.cc_major < 8) {
-    std::cout << "lab05_async_tiles: skipped: cp.async needs compute capability 8.0, this GPU has " << dev.cc_major
-              << "." << dev.cc_minor << "\n";
+  const DeviceInfo gpu = device_info();
+  if (gpu.cc_major < 8) {
+    std::cout << "lab05_async_tiles: skipped: cp.async needs compute capability 8.0, this GPU has " << gpu.cc_major
+              << "." << gpu.cc_minor << "\n";
     return 77;
   }
-  const bool clusters = dev.cc_major >= 9;
+  const bool clusters = gpu.cc_major >= 9;
   // The problem of lab05_bench's 512^3 Dirichlet row (--quick: a small grid whose last blocks walk
   // fewer planes, so that a ring's end is checked too).
   golden::Shape s;
@@ -429,7 +429,7 @@ int run(const Options& o) {
   const int pairs = o.quick ? 3 : o.pairs;
   const std::string size = std::to_string(s.nx) + "x" + std::to_string(s.ny) + "x" + std::to_string(s.nz);
 
-  std::cerr << "lab05_async_tiles: " << dev.summary() << "; " << size << ", the golden model...\n";
+  std::cerr << "lab05_async_tiles: " << gpu.summary() << "; " << size << ", the golden model...\n";
   const std::vector<float> h_in = random_floats(s.cells(), 11);
   const Golden g = golden::comparator_golden(golden::run(h_in, s, c, true, 1), 7);
   DeviceBuffer<float> d_in(h_in), d_out(s.cells());
@@ -487,7 +487,7 @@ int run(const Options& o) {
   const Variant& plain = ok.front();
   const Launch base = [&](cudaStream_t st) { launch(plain, d_in.get(), d_out.get(), d, c, st); };
   std::string table = "### The z walk's tile fill: plain loads, cp.async, clusters (" + size + ", Dirichlet)\n\n" +
-                      dev.summary() + "\n\n";
+                      gpu.summary() + "\n\n";
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "Copy bandwidth measured in this run: %.0f GB/s (float4 copy, bytes read + written), so the ideal "
@@ -510,7 +510,7 @@ int run(const Options& o) {
     const SpeedRound round = measure_round(base, cand, pairs);
     const Stats& t = round.candidate_ms;
     std::snprintf(buf, sizeof buf, "| %s | %s | %.4f | %.4f-%.4f | %.1f%% | %.2fx (%.2f-%.2f) |\n",
-                  v.name.c_str(), resources(v, d, dev.sm_count).c_str(), t.median,
+                  v.name.c_str(), resources(v, d, gpu.sm_count).c_str(), t.median,
                   t.p10, t.p90, 100.0 * ideal_bytes / (t.median * 1e-3) / 1e9 / copy_gbs, round.ratio.median,
                   round.ratio.p10, round.ratio.p90);
     table += buf;
