@@ -331,17 +331,10 @@ ConvCheckOptions options_for(const TileOf& tile, const Case& c) {
 }
 }  // namespace
 
-// The slot's speed grader, whose traffic_vs_baseline the CPU backend applies to large correctness
-// cases (none: nullptr).
-const GraderSpec* speed_grader(const Registry& reg, const std::string& variant) {
-  for (const auto& g : reg.spec().graders)
-    if (g.id == "speedup." + variant) return &g;
-  return nullptr;
-}
-
 void add_conv1d_correctness(Registry& reg, const std::string& variant, const Conv1dFn& kernel,
                             const std::vector<Conv1dCase>& cases, const TileOf& tile) {
-  const GraderSpec* g = speed_grader(reg, variant);
+  // The slot's speed grader, whose traffic_vs_baseline the CPU backend applies to large cases.
+  const GraderSpec* g = reg.spec().find_grader("speedup." + variant);
   const double fraction = g ? g->traffic_vs_baseline : 0;
   const bool by_instructions = g && g->traffic_count == "instructions";
   for (const auto& c : cases)
@@ -354,7 +347,8 @@ void add_conv1d_correctness(Registry& reg, const std::string& variant, const Con
 
 void add_conv2d_correctness(Registry& reg, const std::string& variant, const Conv2dFn& kernel,
                             const std::vector<Conv2dCase>& cases, const TileOf& tile) {
-  const GraderSpec* g = speed_grader(reg, variant);
+  // The slot's speed grader, whose traffic_vs_baseline the CPU backend applies to large cases.
+  const GraderSpec* g = reg.spec().find_grader("speedup." + variant);
   const double fraction = g ? g->traffic_vs_baseline : 0;
   const bool by_instructions = g && g->traffic_count == "instructions";
   for (const auto& c : cases)

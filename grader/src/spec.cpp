@@ -195,9 +195,14 @@ LabSpec load_spec(const std::string& path) {
   return parse_spec(text.str(), path);
 }
 
-const GraderSpec& LabSpec::grader(std::string_view id) const {
+const GraderSpec* LabSpec::find_grader(std::string_view id) const {
   for (const auto& g : graders)
-    if (g.id == id) return g;
+    if (g.id == id) return &g;
+  return nullptr;
+}
+
+const GraderSpec& LabSpec::grader(std::string_view id) const {
+  if (const GraderSpec* g = find_grader(id)) return *g;
   throw SpecError(path + ": no grader '" + std::string(id) + "'");
 }
 

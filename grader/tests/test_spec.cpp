@@ -96,6 +96,9 @@ TEST(Spec, TrafficVsBaselineIsAFractionOfASpeedGrader) {
   EXPECT_DOUBLE_EQ(parse_spec(kGood, "t").graders[1].traffic_vs_baseline, 0.0);  // not checked
   const LabSpec s = parse_spec(with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_vs_baseline": 0.35)"), "t");
   EXPECT_DOUBLE_EQ(s.graders[1].traffic_vs_baseline, 0.35);
+  ASSERT_NE(s.find_grader("speedup.conv1d"), nullptr);
+  EXPECT_DOUBLE_EQ(s.find_grader("speedup.conv1d")->traffic_vs_baseline, 0.35);
+  EXPECT_EQ(s.find_grader("speedup.nope"), nullptr);
   EXPECT_EQ(s.graders[1].traffic_count, "words");  // the default
   const LabSpec i = parse_spec(
       with(kGood, R"("threshold": 2.0)", R"("threshold": 2.0, "traffic_vs_baseline": 0.75, "traffic_count": "instructions")"),

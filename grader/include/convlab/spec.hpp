@@ -86,6 +86,8 @@ struct LabSpec {
 
   /// The grader with this id; throws SpecError if there is none.
   const GraderSpec& grader(std::string_view id) const;
+  /// The grader with this id, or nullptr.
+  const GraderSpec* find_grader(std::string_view id) const;
   /// The grader a test belongs to (`lab01.speedup.conv1d.x` -> speedup.conv1d), or nullptr.
   const GraderSpec* grader_for_test(std::string_view test_name) const;
   /// Sum of the points of the graders that are not extra credit.
