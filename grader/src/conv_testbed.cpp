@@ -91,6 +91,11 @@ void dump_or_compare(const std::vector<float>& got, const Golden& g) {
   }
 }
 
+// Where a problem's inputs are made: on the host, with the golden model (a correctness case), or
+// on the device from the seed (a speed test's problem, checked against the baseline on the device:
+// no golden model of tens of millions of outputs on the host, issue 29).
+enum class Inputs { host_with_golden, device };
+
 struct StreamHandle {
   cudaStream_t s = nullptr;
   StreamHandle() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
@@ -107,9 +112,12 @@ struct Problem {
   GuardedBuffer d_in, d_filter, d_out;
   StreamHandle stream;
 
-  Problem(int w, int h, int r, bool is_2d, std::uint64_t seed, FilterKind kind = FilterKind::random)
+  std::size_t count;  // inputs (= outputs)
+
+  Problem(int w, int h, int r, bool is_2d, std::uint64_t seed, FilterKind kind = FilterKind::random,
+          Inputs inputs = Inputs::host_with_golden)
       : width(w), height(h), radius(r), two_d(is_2d),
-        h_in(random_floats(std::size_t(w) * h, seed)),
+        h_in(inputs == Inputs::device ? std::vector<float>{} : random_floats(std::size_t(w) * h, seed)),
         h_row(kind == FilterKind::separable ? separable_factor(2 * r + 1, seed ^ kFilterStream) : std::vector<float>{}),
         h_col(kind == FilterKind::separable ? separable_factor(2 * r + 1, seed ^ kFilterStream ^ kColumnStream)
                                             : std::vector<float>{}),
@@ -118,13 +126,21 @@ struct Problem {
                                  seed ^ kFilterStream)),
         // The input guard covers every read a kernel without boundary checks
         // can make (r rows and r columns beyond the image), capped at 64 MB.
-        d_in(h_in.size(), !kGuardZones ? 0
+        d_in(std::size_t(w) * h, !kGuardZones ? 0
                           : std::min<std::size_t>(is_2d ? std::size_t(r) * (w + 1) + 64 : std::size_t(r) + 64,
                                                   std::size_t(16) << 20)),
         d_filter(h_filter.size(), kGuardZones ? 64 : 0),
-        d_out(h_in.size(), kGuardZones ? 1024 : 0) {
-    golden = two_d ? conv2d_golden(h_in, w, h, h_filter, r) : conv1d_golden(h_in, h_filter, r);
-    d_in.upload(h_in);
+        d_out(std::size_t(w) * h, kGuardZones ? 1024 : 0),
+        count(std::size_t(w) * h) {
+    if (inputs == Inputs::device) {
+      // A speed test's problem: its outputs are checked against the baseline's on the device.
+      golden.terms = is_2d ? (2 * r + 1) * (2 * r + 1) : 2 * r + 1;
+      d_in.poison();
+      remote::random_fill(d_in.data(), count, seed);
+    } else {
+      golden = two_d ? conv2d_golden(h_in, w, h, h_filter, r) : conv1d_golden(h_in, h_filter, r);
+      d_in.upload(h_in);
+    }
     d_filter.upload(h_filter);
   }
   Grid grid(const ConvCheckOptions& o) const { return Grid{width, height, radius, o.tile_x, o.tile_y, two_d}; }
@@ -233,12 +249,14 @@ void require_valid(bool ok, const std::string& what) {
 void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& student,
                  const std::function<void(float*, cudaStream_t)>& baseline, const std::string& what,
                  const GraderSpec& grader) {
-  // Correctness gates speed: a wrong kernel gets no speed measurement.
-  if (!run_and_compare([&](cudaStream_t s) { student(p.d_out.data(), s); }, p, {},
-                       "speed not measured, the kernel is wrong on the timed problem: ")) {
+  // A launcher that fails, or computes elsewhere than on the device, is not timed. Whether its
+  // outputs are right is checked against the baseline's after every timed run (the first round's
+  // first run included): a wrong kernel earns no speed-up.
+  if (const std::string err = run_once([&](cudaStream_t s) { student(p.d_out.data(), s); }, p); !err.empty()) {
+    ADD_FAILURE() << "speed not measured: " << err;
     return;
   }
-  DeviceBuffer<float> baseline_out(p.h_in.size());
+  DeviceBuffer<float> baseline_out(p.count);
   SpeedPolicy policy;
   policy.threshold = grader.threshold;
   SpeedSetup setup;
@@ -246,27 +264,30 @@ void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& st
   setup.candidate = [&](cudaStream_t s) { student(p.d_out.data(), s); };
   // The output is poisoned before every timed run, outside the timed region.
   setup.prepare = [&](cudaStream_t s) {
-    CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.h_in.size() * sizeof(float), s));
+    CONVLAB_CUDA_CHECK(cudaMemsetAsync(p.d_out.data(), 0xFF, p.count * sizeof(float), s));
   };
   setup.stream = p.stream.s;
   // A fresh input before every pair, and every timed output checked against the baseline's for
   // that input: |x| <= 1, so each output's rounding error is at most gamma_m * sum |f| for either
   // kernel, and the two may differ by twice that.
   setup.refresh.address = reinterpret_cast<std::uintptr_t>(p.d_in.data());
-  setup.refresh.count = p.h_in.size();
+  setup.refresh.count = p.count;
   double sum_abs_filter = 0;
   for (float f : p.h_filter) sum_abs_filter += std::fabs(double(f));
   setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(p.d_out.data()),
-                                 reinterpret_cast<std::uintptr_t>(baseline_out.get()), p.h_in.size(),
+                                 reinterpret_cast<std::uintptr_t>(baseline_out.get()), p.count,
                                  2 * tolerance_for(sum_abs_filter, p.golden.terms)};
-  setup.ideal_bytes = 2.0 * double(p.h_in.size()) * sizeof(float);  // each input read once, each output written once
+  setup.ideal_bytes = 2.0 * double(p.count) * sizeof(float);  // each input read once, each output written once
   // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
   const SpeedVerdict v = check_speed(setup, policy, what);
   record_speed(v, grader.threshold);
   EXPECT_TRUE(v.passed) << v.message;
+  // Nothing written outside the output in any timed run.
+  if (const std::string g = p.d_out.check_guards(); !g.empty())
+    ADD_FAILURE() << "no speed-up is awarded: in the timed runs " << g;
   // What ran when the slot was timed must be its technique: one more call of each, counted by the GPU.
   expect_traffic_vs_baseline(grader.id.substr(grader.id.find('.') + 1), what.substr(0, what.find(" vs ")),
-                             grader.traffic_vs_baseline, grader.traffic_count == "instructions", double(p.h_in.size()),
+                             grader.traffic_vs_baseline, grader.traffic_count == "instructions", double(p.count),
                              [&] { student(p.d_out.data(), p.stream.s); }, [&] { baseline(baseline_out.get(), p.stream.s); });
 }
 
@@ -299,7 +320,7 @@ bool check_conv2d(const Conv2dFn& kernel, const Conv2dCase& c, const ConvCheckOp
 void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const std::string& baseline_name,
                         const Conv1dCase& c, const GraderSpec& grader) {
   require_valid(c.n >= 1 && c.radius >= 0, c.name());
-  Problem p(c.n, 1, c.radius, false, current_seed());
+  Problem p(c.n, 1, c.radius, false, current_seed(), FilterKind::random, Inputs::device);
   const auto call = [&p](const Conv1dFn& fn) {
     return [&p, &fn](float* out, cudaStream_t s) {
       Conv1dArgs a = args1d(p, s);
@@ -313,7 +334,7 @@ void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const 
 void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
                         const Conv2dCase& c, const GraderSpec& grader, const ConvCheckOptions& options) {
   require_valid(c.width >= 1 && c.height >= 1 && c.radius >= 0, c.name());
-  Problem p(c.width, c.height, c.radius, true, current_seed(), options.filter);
+  Problem p(c.width, c.height, c.radius, true, current_seed(), options.filter, Inputs::device);
   const auto call = [&p](const Conv2dFn& fn) {
     return [&p, &fn](float* out, cudaStream_t s) {
       Conv2dArgs a = args2d(p, s);

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,11 @@ std::string TestRecord::to_json() const {
   if (!escaped.empty()) j["escaped"] = escaped;
   if (!off_technique.empty()) j["off_technique"] = off_technique;
   if (!counters_refused.empty()) j["counters_refused"] = counters_refused;
+  if (!seconds.empty()) {
+    nlohmann::json t = nlohmann::json::object();
+    for (const auto& [phase, s] : seconds) t[phase] = std::round(s * 1e4) / 1e4;
+    j["seconds"] = t;
+  }
   // Infinite ratios (a NaN output) are written as null by nlohmann; keep a readable note.
   return j.dump(2);
 }

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +80,8 @@ public:
   explicit RecordListener(std::string lab) : lab_(std::move(lab)) {}
   void OnTestStart(const ::testing::TestInfo& info) override {
     reset_current_record();
+    (void)remote::take_seconds();  // between tests: no test's
+    started_ = std::chrono::steady_clock::now();
     auto& r = current_record();
     r.lab = lab_;
     r.test = std::string(info.test_suite_name()) + "." + info.name();
@@ -101,6 +105,12 @@ public:
     // onto this process's output for a student's ctest, each line indented under a heading, so
     // that no printed line can pass for GoogleTest's ("[  PASSED  ]") or ctest's skip marker.
     r.output = remote::take_printed();
+    r.seconds = remote::take_seconds();
+    double waited = 0;
+    for (const auto& [phase, s] : r.seconds) waited += s;
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    r.seconds["host"] = std::max(0.0, total - waited);
+    r.seconds["total"] = total;
     if (!r.output.empty()) {
       std::string shown;
       for (std::size_t b = 0; b < r.output.size();) {
@@ -122,6 +132,7 @@ public:
 
 private:
   std::string lab_;
+  std::chrono::steady_clock::time_point started_;
 };
 
 // The automatic check that the lab's tests and its grading spec agree.

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,10 @@ struct TestRecord {
   /// Why the GPU's counters could not be read in this test ("" = they were, or were not asked for):
   /// the amounts were not checked, and `convlab grade` flags the grade for the instructor's review.
   std::string counters_refused;
+  /// Where the test's time went, in seconds (issue 29): "total" (the test's wall time), the
+  /// judge's waits for its runner by phase (remote::take_seconds()), and "host": the rest, the
+  /// judge's own work (inputs, golden models, comparisons).
+  std::map<std::string, double> seconds;
 
   /// The record as a JSON object (text).
   std::string to_json() const;

@@ -121,9 +121,9 @@ SpeedVerdict check_speed(const SpeedSetup& s, const SpeedPolicy& policy, const s
         char buf[512];
         std::snprintf(buf, sizeof buf,
                       "timed run %zu: %llu outputs differ from the baseline's for the same input, the first at index "
-                      "%llu (%.7g, the baseline %.7g): every call must compute its whole result from the input it is "
-                      "given (the graders change the input between timed runs: a result kept from an earlier call, or "
-                      "work skipped, shows here)\n",
+                      "%llu (%.7g, the baseline %.7g): the kernel is wrong on the timed problem, or does not compute its "
+                      "whole result from the input it is given (the graders change the input between timed runs: a "
+                      "result kept from an earlier call, or work skipped, shows here)\n",
                       i + 1, static_cast<unsigned long long>(p.mismatches), static_cast<unsigned long long>(p.first),
                       p.got, p.want);
         problems += buf;

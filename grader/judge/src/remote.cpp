@@ -45,10 +45,22 @@ struct Connection {
   std::size_t window_bytes = 0;
   bool started = false;
   bool restart = false;  // replace it before the next test (a lost context, a crash)
+  bool counting = false;  // its context has the GPU's counters on (the counting runner, once enabled)
+  std::uint64_t generation = 0;  // which start of this runner: addresses belong to one
 };
 
 RunnerOptions g_options;
-Connection g_conn;
+// The runners of this judge: [0] runs everything but what the GPU's counters count; [1], the
+// counting runner, started on the first set_counting(true) on a GPU, keeps CUPTI's profiler on its
+// context from then on and runs only the counted work (issue 27): no timed run ever shares a
+// context with the profiler, and neither runner is replaced for it (the profiler's start-up, about
+// a second, is paid once per judge, not once per test).
+Connection g_runners[2];
+int g_which = 0;                                  // the runner requests go to
+std::uint64_t g_generations = 0;                  // starts so far, of either runner
+Connection& conn() { return g_runners[g_which]; }
+// Who holds each allocation and stream: freed there, whichever runner is current.
+std::map<std::uint64_t, std::pair<int, std::uint64_t>> g_owner;  // address -> runner, its generation
 DeviceStatus g_status;
 std::string g_current;  // what the runner was asked to do last, for messages
 cudaError_t g_last_error = cudaSuccess;
@@ -60,6 +72,25 @@ ProgramRecorder* g_recording = nullptr;
 int g_schedule = 0;
 std::uint64_t g_schedule_seed = 0;
 std::string g_ended;  // why the runner of this test ended: later requests of the test fail with it
+// Where the test's time went (issue 29): seconds the judge waited for each kind of request.
+std::map<std::string, double> g_seconds;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The phase a request's wait belongs to (remote::take_seconds() names them).
+const char* phase_of(Op op) {
+  if (conn().counting) return "counting";  // a runner with the profiler on: its work is the counting's
+  switch (op) {
+    case Op::hello: case Op::ceilings: case Op::quit: return "startup";
+    case Op::malloc: case Op::free: case Op::stream_create: case Op::stream_destroy: return "memory";
+    case Op::to_device: case Op::to_host: case Op::copy: case Op::memset: case Op::random_fill: return "copies";
+    case Op::measure: return "timed_overhead";
+    case Op::counting: return "counting";
+    default: return "calls";
+  }
+}
 
 // What the runners printed since take_printed(): the head kept, the rest only counted.
 struct Printed {
@@ -85,8 +116,11 @@ void keep_printed(const char* p, std::size_t n) {
 // Reads what is waiting on the runner's output pipe, up to `most` bytes; false at its end.
 bool drain_printed(std::size_t most) {
   char buf[65536];
-  while (g_conn.printed >= 0 && most > 0) {
-    const ssize_t got = ::read(g_conn.printed, buf, std::min(sizeof buf, most));
+  // The other runner's waiting prints first (it is idle: what it printed is from its last request).
+  if (Connection& other = g_runners[1 - g_which]; other.printed >= 0)
+    for (ssize_t got; (got = ::read(other.printed, buf, sizeof buf)) > 0;) keep_printed(buf, static_cast<std::size_t>(got));
+  while (conn().printed >= 0 && most > 0) {
+    const ssize_t got = ::read(conn().printed, buf, std::min(sizeof buf, most));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return got < 0 && errno == EAGAIN;
     keep_printed(buf, static_cast<std::size_t>(got));
@@ -125,14 +159,14 @@ void close_fds(Connection& c) {
 // Ends the runner (killed if it is still there) and says how it ended.
 std::string stop(bool kill_it) {
   std::string how;
-  if (g_conn.pid > 0) {
-    if (kill_it) ::kill(g_conn.pid, SIGKILL);
+  if (conn().pid > 0) {
+    if (kill_it) ::kill(conn().pid, SIGKILL);
     int st = 0;
     pid_t r;
     do {
-      r = ::waitpid(g_conn.pid, &st, 0);
+      r = ::waitpid(conn().pid, &st, 0);
     } while (r < 0 && errno == EINTR);
-    if (r == g_conn.pid) {
+    if (r == conn().pid) {
       const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
       // Under a prefix (the grading sandbox, bubblewrap) the runner is the prefix's child, and
       // the prefix exits with 128 + N when the runner was ended by signal N (a crash under
@@ -144,7 +178,7 @@ std::string stop(bool kill_it) {
       else if (WIFSIGNALED(st)) how = "was ended by " + signal_name(WTERMSIG(st));
     }
   }
-  close_fds(g_conn);
+  close_fds(conn());
   return how.empty() ? "ended" : how;
 }
 
@@ -152,17 +186,21 @@ std::string stop(bool kill_it) {
 // the graders is left when the judge's own process ends (convlab grade counts those).
 struct QuitAtExit {
   ~QuitAtExit() {
-    if (!g_conn.started || g_conn.pid <= 0) return;
+    for (g_which = 0; g_which < 2; ++g_which) quit();
+    g_which = 0;
+  }
+  static void quit() {
+    if (!conn().started || conn().pid <= 0) return;
     const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(Op::quit)};
     const std::uint64_t len = 0;
-    (void)!::write(g_conn.req, head, sizeof head);
-    (void)!::write(g_conn.req, &len, sizeof len);
-    ::close(g_conn.req);
-    g_conn.req = -1;
+    (void)!::write(conn().req, head, sizeof head);
+    (void)!::write(conn().req, &len, sizeof len);
+    ::close(conn().req);
+    conn().req = -1;
     for (int i = 0; i < 1000; ++i) {  // up to 10 s: on a loaded machine a runner may take seconds
       int st = 0;
-      if (::waitpid(g_conn.pid, &st, WNOHANG) == g_conn.pid) {
-        g_conn.pid = -1;
+      if (::waitpid(conn().pid, &st, WNOHANG) == conn().pid) {
+        conn().pid = -1;
         break;
       }
       ::usleep(10000);
@@ -223,14 +261,14 @@ void read_all(int fd, void* p, std::size_t n, std::chrono::steady_clock::time_po
     }
     // The runner's prints are taken as they come: a runner blocked on a full output pipe would
     // never answer.
-    pollfd pfd[2] = {{fd, POLLIN, 0}, {g_conn.printed, POLLIN, 0}};
-    const int pr = ::poll(pfd, g_conn.printed >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    pollfd pfd[2] = {{fd, POLLIN, 0}, {conn().printed, POLLIN, 0}};
+    const int pr = ::poll(pfd, conn().printed >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (pr < 0 && errno == EINTR) continue;
     if (pr <= 0) continue;
-    if (g_conn.printed >= 0 && (pfd[1].revents & (POLLIN | POLLHUP))) {
+    if (conn().printed >= 0 && (pfd[1].revents & (POLLIN | POLLHUP))) {
       if (!drain_printed(std::size_t(1) << 20)) {  // the runner closed its output: its end is near
-        ::close(g_conn.printed);
-        g_conn.printed = -1;
+        ::close(conn().printed);
+        conn().printed = -1;
       }
       if (g_printed.total > kPrintedStopBytes)
         fail("printed more than " + std::to_string(kPrintedStopBytes >> 20) +
@@ -260,25 +298,35 @@ Reply request(Op op, const std::string& payload, const std::string& what) {
   // Addresses and streams belong to the runner that made them: after it ended, the rest of the
   // test cannot go on in a fresh one.
   if (!g_ended.empty()) throw RunnerError(g_ended + " (earlier in this test)");
-  if (!g_conn.started) start();
+  if (!conn().started) {
+    const auto t = std::chrono::steady_clock::now();
+    const double before = g_seconds["startup"];
+    start();  // its hello is a request: its wait is part of this one
+    g_seconds["startup"] = before + seconds_since(t);
+  }
+  struct Clock {  // the wait, thrown or not, into its phase
+    const char* phase;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~Clock() { g_seconds[phase] += seconds_since(t0); }
+  } clock{phase_of(op)};
   g_current = what;
   const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(op)};
   const std::uint64_t len = payload.size();
-  write_all(g_conn.req, head, sizeof head);
-  write_all(g_conn.req, &len, sizeof len);
-  write_all(g_conn.req, payload.data(), payload.size());
+  write_all(conn().req, head, sizeof head);
+  write_all(conn().req, &len, sizeof len);
+  write_all(conn().req, payload.data(), payload.size());
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long long>(g_options.timeout_s * 1000));
   std::uint32_t rhead[2];
   std::uint64_t rlen = 0;
-  read_all(g_conn.rep, rhead, sizeof rhead, deadline);
-  read_all(g_conn.rep, &rlen, sizeof rlen, deadline);
+  read_all(conn().rep, rhead, sizeof rhead, deadline);
+  read_all(conn().rep, &rlen, sizeof rlen, deadline);
   if (rhead[0] != wire::kMagic || rlen > wire::kMaxPayload || rhead[1] > static_cast<std::uint32_t>(Status::cuda_error))
     fail("sent a malformed reply (was something else written to its reply channel?) and was stopped", true);
   Reply r;
   r.status = static_cast<Status>(rhead[1]);
   r.payload.resize(rlen);
-  read_all(g_conn.rep, r.payload.data(), rlen, deadline);
+  read_all(conn().rep, r.payload.data(), rlen, deadline);
   drain_printed(std::size_t(1) << 20);  // the runner flushed its prints before it answered
   g_current.clear();
   if (r.status == Status::error) throw std::runtime_error("the runner could not " + what + ": " + r.payload);
@@ -288,7 +336,7 @@ Reply request(Op op, const std::string& payload, const std::string& what) {
       r.code = static_cast<cudaError_t>(rd.u32());
       std::string name = rd.str(), text = rd.str();
       rd.str();  // the harness's message
-      if (rd.u8()) g_conn.restart = true;
+      if (rd.u8()) conn().restart = true;
       g_error_text[r.code] = {std::move(name), std::move(text)};
     } catch (const wire::WireError& e) {
       fail(std::string("sent a malformed error (") + e.what() + ") and was stopped", true);
@@ -357,13 +405,14 @@ void start() {
   int exec_errno = 0;
   const bool exec_failed = ::read(report[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
   ::close(report[0]);
-  g_conn.pid = pid;
-  g_conn.req = to_runner[1];
-  g_conn.rep = from_runner[0];
-  g_conn.printed = printed[0];
-  g_conn.window = static_cast<char*>(w);
-  g_conn.window_bytes = g_options.window_bytes;
-  g_conn.started = true;
+  conn().pid = pid;
+  conn().req = to_runner[1];
+  conn().rep = from_runner[0];
+  conn().printed = printed[0];
+  conn().window = static_cast<char*>(w);
+  conn().window_bytes = g_options.window_bytes;
+  conn().started = true;
+  conn().generation = ++g_generations;
   if (exec_failed) {
     stop(true);
     throw RunnerError("cannot run " + argv.front() + ": " + std::strerror(exec_errno));
@@ -398,10 +447,10 @@ void start() {
 // ---- bulk data through the window ---------------------------------------------------------------
 
 cudaError_t to_device(std::uint64_t dst, const char* src, std::size_t bytes) {
-  if (!g_conn.started) start();
+  if (!conn().started) start();
   for (std::size_t done = 0; done < bytes;) {
-    const std::size_t n = std::min(bytes - done, g_conn.window_bytes);
-    std::memcpy(g_conn.window, src + done, n);
+    const std::size_t n = std::min(bytes - done, conn().window_bytes);
+    std::memcpy(conn().window, src + done, n);
     wire::Writer w;
     w.u64(dst + done);
     w.u64(n);
@@ -413,15 +462,15 @@ cudaError_t to_device(std::uint64_t dst, const char* src, std::size_t bytes) {
 }
 
 cudaError_t to_host(char* dst, std::uint64_t src, std::size_t bytes) {
-  if (!g_conn.started) start();
+  if (!conn().started) start();
   for (std::size_t done = 0; done < bytes;) {
-    const std::size_t n = std::min(bytes - done, g_conn.window_bytes);
+    const std::size_t n = std::min(bytes - done, conn().window_bytes);
     wire::Writer w;
     w.u64(src + done);
     w.u64(n);
     const Reply r = request(Op::to_host, w.take(), "a copy to the host");
     if (r.status != Status::ok) return r.code;
-    std::memcpy(dst + done, g_conn.window, n);
+    std::memcpy(dst + done, conn().window, n);
     done += n;
   }
   return cudaSuccess;
@@ -436,7 +485,9 @@ void note_op(wire::ProgramOp op) {
 }  // namespace
 
 void configure(const RunnerOptions& options) {
-  if (g_conn.started) stop(true);
+  for (g_which = 1; g_which >= 0; --g_which)
+    if (conn().started) stop(true);
+  g_which = 0;
   g_options = options;
   g_status = DeviceStatus{};
 }
@@ -444,12 +495,19 @@ void configure(const RunnerOptions& options) {
 const RunnerOptions& options() { return g_options; }
 
 const DeviceStatus& device_status() {
-  if (!g_conn.started) start();
+  if (!conn().started) start();
   return g_status;
 }
 
 void begin_test(int schedule, std::uint64_t seed) {
-  if (g_conn.started && g_conn.restart) stop(true);
+  // Each test begins on the plain runner; a runner whose context was lost is replaced.
+  for (g_which = 1; g_which >= 0; --g_which)
+    if (conn().started && conn().restart) {
+      const auto t = std::chrono::steady_clock::now();
+      stop(true);
+      g_seconds["startup"] += seconds_since(t);
+    }
+  g_which = 0;
   g_ended.clear();
   g_calls.clear();
   g_last_error = g_sync_error = cudaSuccess;
@@ -482,7 +540,7 @@ std::string call_raw(const std::string& entry, const std::string& args) {
     };
     g_last_error = read_error();
     g_sync_error = read_error();
-    if (rd.u8()) g_conn.restart = true;
+    if (rd.u8()) conn().restart = true;
     result = rd.str(wire::kMaxPayload);
     g_calls.push_back({entry, wire::Evidence::read(rd)});
     rd.finish();
@@ -533,6 +591,7 @@ std::string take_printed() {
   return text;
 }
 void clear_calls() { g_calls.clear(); }
+std::map<std::string, double> take_seconds() { return std::exchange(g_seconds, {}); }
 const std::map<std::string, std::map<std::string, std::string>>& kernels_launched() { return g_kernels_launched; }
 
 ProgramRecorder::ProgramRecorder() : outer_(g_recording) { g_recording = this; }
@@ -577,24 +636,85 @@ MeasureReply measure(const MeasureRequest& q) {
     }
     out.evidence = wire::Evidence::read(rd);
     rd.finish();
+    // The round's wait, split: the baseline's and the student's timed intervals, the rest (fresh
+    // inputs, cache flushes, checks) left as the overhead.
+    for (const auto& p : out.pairs) {
+      g_seconds["timed_baseline"] += p.baseline_ms / 1e3;
+      g_seconds["timed_student"] += p.candidate_ms / 1e3;
+      g_seconds["timed_overhead"] -= (p.baseline_ms + p.candidate_ms) / 1e3;
+    }
   } catch (const wire::WireError& e) {
     fail(std::string("answered a timed round with garbage (") + e.what() + ") and was stopped", true);
   }
   return out;
 }
 
-std::string set_counting(bool on) {
-  if (!on && !g_conn.started) return {};  // a runner that is gone counts nothing
-  // A runner that counted keeps CUPTI's profiler on its context: it is replaced before the next
-  // test, so that no timed run shares a context with the profiler.
-  if (on && device_status().backend == "cuda") g_conn.restart = true;
-  const Reply r = request(Op::counting, std::string(1, on ? '\1' : '\0'), "switching the GPU's counters");
-  if (r.status != Status::ok) throw CudaError(r.code, "switching the GPU's counters failed");
+std::string set_counting(bool on, Counted where) {
+  if (!on) {
+    if (g_which == 1) drain_printed(std::size_t(1) << 20), g_which = 0;
+    return {};
+  }
+  // The CPU backend counts every call in its one runner (its counts are the emulator's).
+  if (device_status().backend != "cuda") {
+    const Reply r = request(Op::counting, std::string(1, '\1'), "switching the counters");
+    if (r.status != Status::ok) throw CudaError(r.code, "switching the counters failed");
+    wire::Reader rd(r.payload);
+    std::string why = rd.str(4096);
+    rd.finish();
+    return why;
+  }
+  static std::string refused;  // counters refused once are refused to every later test of this judge
+  if (!refused.empty()) return refused;
+  const int was = g_which;
+  if (where == Counted::on_counting_runner && g_which == 0) {
+    drain_printed(std::size_t(1) << 20);
+    g_which = 1;
+  }
+  if (conn().started && conn().counting) return {};
+  // The plain runner, asked to count, keeps the profiler from here on: replaced before the next test.
+  if (g_which == 0) conn().restart = true;
+  const Reply r = request(Op::counting, std::string(1, '\1'), "switching the GPU's counters on");
+  if (r.status != Status::ok) {
+    g_which = was;
+    throw CudaError(r.code, "switching the GPU's counters on failed");
+  }
   wire::Reader rd(r.payload);
   std::string why = rd.str(4096);
   rd.finish();
-  return why;
+  if (!why.empty()) {
+    refused = why;
+    g_which = was;
+    return why;
+  }
+  conn().counting = true;
+  return {};
 }
+
+void random_fill(float* device, std::size_t count, std::uint64_t nonce) {
+  if (count == 0) return;
+  wire::Writer w;
+  w.u64(addr(device));
+  w.u64(count);
+  w.u64(nonce);
+  const Reply r = request(Op::random_fill, w.take(), "a fill of the input on the device");
+  if (r.status != Status::ok) throw CudaError(r.code, "filling the input on the device failed");
+}
+
+void note_owner(std::uint64_t address) { g_owner[address] = {g_which, conn().generation}; }
+
+OwnerScope::OwnerScope(std::uint64_t address) : was_(g_which) {
+  const auto it = g_owner.find(address);
+  if (it == g_owner.end()) {  // not one of ours: the current runner answers for it
+    alive_ = conn().started;
+    return;
+  }
+  const auto [which, generation] = it->second;
+  g_owner.erase(it);
+  alive_ = g_runners[which].started && g_runners[which].generation == generation;  // else gone, with its memory
+  if (alive_) g_which = which;
+}
+
+OwnerScope::~OwnerScope() { g_which = was_; }
 
 std::pair<double, double> ceilings() {
   // Measured once per judge: its runners all run on the one device it was given, and a runner
@@ -672,12 +792,14 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
   if (r.status != convlab::wire::Status::ok) return r.code;
   convlab::wire::Reader rd(r.payload);
   *ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(rd.u64()));
+  remote::note_owner(addr(*ptr));
   return cudaSuccess;
 }
 
 cudaError_t cudaFree(void* ptr) {
   if (!ptr) return cudaSuccess;
-  if (!remote::g_conn.started) return cudaSuccess;  // the runner that held it is gone, and its memory with it
+  const remote::OwnerScope owner(addr(ptr));
+  if (!owner.alive()) return cudaSuccess;  // the runner that held it is gone, and its memory with it
   convlab::wire::Writer w;
   w.u64(addr(ptr));
   try {
@@ -747,11 +869,14 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
   if (r.status != convlab::wire::Status::ok) return r.code;
   convlab::wire::Reader rd(r.payload);
   *stream = reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(rd.u64()));
+  remote::note_owner(addr(*stream));
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  if (!stream || !remote::g_conn.started) return cudaSuccess;
+  if (!stream) return cudaSuccess;
+  const remote::OwnerScope owner(addr(stream));
+  if (!owner.alive()) return cudaSuccess;
   convlab::wire::Writer w;
   w.u64(addr(stream));
   try {

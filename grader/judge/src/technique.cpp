@@ -357,7 +357,7 @@ void expect_traffic_vs_baseline(const std::string& slot, const std::string& prob
                                 bool by_instructions, double outputs, const std::function<void()>& student,
                                 const std::function<void()>& baseline) {
   if (fraction <= 0 || remote::device_status().backend != "cuda") return;
-  if (const std::string why = remote::set_counting(true); !why.empty()) {
+  if (const std::string why = remote::set_counting(true, remote::Counted::on_this_runner); !why.empty()) {
     std::printf("note: the timed problem's loads were not counted: %s\n", why.c_str());
     current_record().counters_refused = why;
     return;

@@ -124,6 +124,14 @@ const std::vector<CallRecord>& calls();
 /// Forgets the calls so far.
 void clear_calls();
 
+/// Where the time went since the last take (issue 29): seconds the judge waited for the runner, by
+/// phase: "startup" (starting and replacing runners, their CUDA context, the device's ceilings),
+/// "memory" (allocations, streams), "copies" (to and from the device, fills), "calls" (the
+/// student's and the baselines' untimed calls), "counting" (calls counted by the GPU's counters,
+/// with their replays), "timed_baseline" and "timed_student" (the timed intervals of speed tests),
+/// "timed_overhead" (the rest of a timed round: fresh inputs, cache flushes, checks). Forgets them.
+std::map<std::string, double> take_seconds();
+
 /// Where a kernel of the student's code was launched in this process: for each slot (the variant
 /// in the test's name, `lab03.correctness.conv2d_tiled_in.w1_h1_r0` -> `conv2d_tiled_in`), each
 /// kernel launched by the student's entries (the graders' `baseline.*` entries left out) and the
@@ -180,12 +188,48 @@ struct MeasureReply {
 /// Measures one round in the runner; the secret for fresh inputs is drawn here, unknown to it.
 MeasureReply measure(const MeasureRequest& request);
 
-/// Asks the runner to count (or stop counting) each kernel of the next calls with the GPU's own
-/// counters (issue 27): the calls' evidence then carries per-launch loads and stores of global and
-/// shared memory in 4-byte words (wire::Evidence::counted_on_gpu). Returns "" when counting is on
-/// (or off, as asked), else why the GPU refuses its counters, in words for the grade. The CPU
-/// backend counts every call anyway ("" always). A restarted runner starts with counting off.
-std::string set_counting(bool on);
+/// Where counted work runs (set_counting).
+enum class Counted {
+  /// The counting runner: a second runner of the same kernels whose context keeps CUPTI's profiler
+  /// on for the rest of the judge's life, started on first use. The work that follows goes there
+  /// (memory and streams belong to the runner that made them: the counted work makes its own).
+  /// For a test that counts from its start (a technique test): no runner is replaced for it.
+  on_counting_runner,
+  /// The plain runner itself, which then counts until it is replaced before the next test: for the
+  /// work of a test that already ran there (a speed test's latest call of the launcher, after its
+  /// timed runs: what a launcher does on its N-th call shows on that runner only).
+  on_this_runner,
+};
+
+/// Counts each kernel of the calls that follow with the GPU's own counters (issue 27): the calls'
+/// evidence then carries per-launch loads and stores of global and shared memory in 4-byte words
+/// (wire::Evidence::counted_on_gpu). No timed run ever shares a context with the profiler. `off`
+/// sends the work back to the plain runner. Each test begins on the plain runner. Returns "" when
+/// counting is on (or off, as asked), else why the GPU refuses its counters, in words for the
+/// grade (the work then stays where it was, uncounted; asked once per judge). The CPU backend
+/// counts every call in its one runner ("" always).
+std::string set_counting(bool on, Counted where = Counted::on_counting_runner);
+
+/// Frees and stream ends go to the runner that made the address, whichever is current (a
+/// destructor's call, after set_counting switched): the scope of one such request.
+class OwnerScope {
+public:
+  explicit OwnerScope(std::uint64_t address);
+  ~OwnerScope();
+  OwnerScope(const OwnerScope&) = delete;
+  OwnerScope& operator=(const OwnerScope&) = delete;
+  bool alive() const { return alive_; }  ///< its runner still runs (else its memory went with it)
+
+private:
+  int was_;
+  bool alive_ = false;
+};
+/// Remembers that the current runner made `address` (an allocation, a stream).
+void note_owner(std::uint64_t address);
+
+/// Fills `count` floats at `device` with uniform values in [-1, 1) made on the device from `nonce`
+/// (the same nonce, the same values), without a copy from the host.
+void random_fill(float* device, std::size_t count, std::uint64_t nonce);
 
 /// The copy bandwidth (GB/s, read + written) and FP32 FMA peak (GFLOP/s) the runner measured on
 /// its device, once per judge process; zeros on the CPU backend.
