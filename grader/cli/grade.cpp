@@ -1118,8 +1118,9 @@ int Grader::write_outputs() {
 }
 
 // Where the time went: per lab, the mean seconds per submission graded in this run, by phase
-// (the build of the submission's files; the graders' listing; each kind of grader's processes, a
-// judge, a runner and its CUDA context each; sanitizers; compiler-bug rechecks; the rest).
+// (the build of the submission's files; the graders' listing; each kind of grader, a graders
+// process's time shared out over its graders by their tests' durations (add_phase_seconds());
+// sanitizers; compiler-bug rechecks; the rest).
 std::string Grader::phase_table() const {
   if (phase_totals_.empty()) return "";
   static const char* kPhases[] = {"build", "list", "correctness", "technique", "speed", "sanitizer", "recheck", "other"};
