@@ -62,6 +62,11 @@ note "grade: rc=$rc (0: every score as expected), ${#subs[@]} submissions in $wa
 sed -n '/^student /,/^outputs:/p' "$OUT/grade-console.log" >>"$summary"
 sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/grade-console.log" >>"$summary"
 grep -E '^\[[0-9]+/[0-9]+\]' "$OUT/grade-console.log" >>"$summary"
+# Two graders processes for a submission that passes: its correctness graders, then its speed
+# graders (grader/cli/batch.hpp; grade.log's "---- STUDENT LAB GRADERS on GPU N: ..." lines).
+procs=$(grep -c '^---- correct lab01 .* on GPU ' "$work/out/grade.log")
+note "graders processes of 'correct' for lab01: $procs (2 expected)"
+[ "$procs" -eq 2 ] || rc=1
 tar -czf "$OUT/grade-out.tgz" -C "$work" --exclude=out/work out
 fi
 
@@ -99,6 +104,11 @@ if [ -n "${TIMING_LABS:-}" ]; then
   note "timing: rc=$trc, $((SECONDS - t)) s wall for labs $labs, $jobs build slots; the gradebook:"
   cat "$work/out-timing/gradebook.csv" >>"$summary"
   grep -E "build slot .* ready|\[1/1\]" "$OUT/timing-console.log" | sed 's/  lab/\n  lab/g' >>"$summary"
+  for lab in ${labs//,/ }; do  # two graders processes per lab (batch.hpp)
+    procs=$(grep -c "^---- reference_all $lab .* on GPU " "$work/out-timing/grade.log")
+    note "timing: $lab: $procs graders processes (2 expected)"
+    [ "$procs" -eq 2 ] || rc=1
+  done
   [ $trc -eq 0 ] || rc=1
 fi
 

@@ -2,6 +2,7 @@
 // limited processes, score, write the outputs. See grade.hpp and docs/grading.md.
 #include "grade.hpp"
 
+#include "batch.hpp"
 #include "doctor.hpp"
 #include "fence.hpp"
 #include "gpus.hpp"
@@ -182,8 +183,13 @@ private:
   RunSpec graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const;
   void add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const;
   void choose_runner_sandbox();
+  GradersProcess graders_process(const Job& job, const BuiltLab& b, const std::vector<BatchGrader>& graders,
+                                 const std::string& gpu, const std::string& results, const Replay* replay,
+                                 const std::string& what, bool again);
   GraderRun run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
                        const std::string& gpu, const Replay* replay = nullptr);
+  std::map<std::string, BatchRun> run_graders(const Job& job, const BuiltLab& b, const std::vector<BatchGrader>& graders,
+                                              const std::string& gpu, int* batches);
   std::string run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
                             const std::string& gpu, int ntests, std::string* note);
   void finish(Job& job, StudentResult result, const GpuAssigned* gpu = nullptr);
@@ -741,10 +747,12 @@ RunSpec Grader::graders_spec(const Job& job, const BuiltLab& b, const std::strin
   return s;
 }
 
-GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
-                             const std::string& gpu, const Replay* replay) {
-  GraderRun run;
-  const std::string results = job.dir + "/" + b.spec.lab + "/results/" + g.id + (replay ? "." + replay->tag : "");
+// One graders process: the tests of `graders` (the union of their gtest filters), their records in
+// `results` (emptied first). `what` names them in grade.log's line for it, "---- STUDENT LAB WHAT on
+// GPU N: how it ended", and `again` says it is a rerun.
+GradersProcess Grader::graders_process(const Job& job, const BuiltLab& b, const std::vector<BatchGrader>& graders,
+                                       const std::string& gpu, const std::string& results, const Replay* replay,
+                                       const std::string& what, bool again) {
   prepare_dir(results);
   const double per_test = opt_.test_timeout > 0 ? std::min<double>(opt_.test_timeout, b.spec.test_timeout_s)
                                                 : b.spec.test_timeout_s;
@@ -753,66 +761,97 @@ GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec
   BuiltLab rb = b;
   if (replay) rb.exe = replay->judge.empty() ? b.exe : replay->judge, rb.runner = replay->runner;
   if (replay && replay->seed) s.env.push_back("CONVLAB_SEED=" + std::to_string(*replay->seed));
-  s.argv = {rb.exe, "--gtest_filter=" + b.spec.lab + "." + g.id + ".*", "--convlab-impl=student"};
+  std::string filter;
+  std::vector<std::string> tests;
+  for (const auto& g : graders) {
+    filter += (filter.empty() ? "" : ":") + b.spec.lab + "." + g.id + ".*";
+    tests.insert(tests.end(), g.tests.begin(), g.tests.end());
+  }
+  s.argv = {rb.exe, "--gtest_filter=" + filter, "--convlab-impl=student"};
   add_runner_args(s.argv, rb);
   s.harness.push_back(rb.exe);
   s.harness.push_back(rb.runner);
+  // The time limits of a process per grader, added up: each test its own (idle), the whole its
+  // tests' worth and one slack.
   s.limits.idle_timeout_s = per_test;
   s.limits.timeout_s = per_test * tests.size() + 30;
   s.limits.cpu_s = static_cast<long>(per_test * tests.size() + 60);
+  // Each grader may print what a process of its own could (its tests' share of the output).
+  constexpr std::size_t kRunLine = 13;  // "[ RUN      ] "
+  if (graders.size() > 1)
+    s.output_share = [&](const std::string& line) {
+      const GraderSpec* g = line.size() > kRunLine ? b.spec.grader_for_test(trim(line.substr(kRunLine))) : nullptr;
+      return g ? g->id : std::string();
+    };
+  // Each test's wall time, from its progress line to the next (split_seconds()).
+  GradersProcess p;
+  std::string current;
+  double since = 0;
+  s.on_line = [&](const std::string& line) {
+    if (!starts_with(line, "[ RUN      ] ")) return;
+    const double now = now_s();
+    if (!current.empty()) p.test_seconds[current] += now - since;
+    current = trim(line.substr(kRunLine));
+    since = now;
+  };
+  p.result = run_sandboxed(s);
+  if (!current.empty()) p.test_seconds[current] += now_s() - since;
+  p.results = results;
   const std::string where = gpu == GpuAssigned::kNoGpu ? std::string("no GPU") : "GPU " + gpu;
-  RunResult r = run_sandboxed(s);
-  run.seconds = r.wall_s;
-  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + where + ": " + r.describe() + "\n" +
-            r.output + "\n");
+  log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + what + " on " + where + (again ? " (again)" : "") + ": " +
+            p.result.describe() + "\n" + p.result.output + "\n");
+  p.records = read_records(results, tests, record_key_);
+  return p;
+}
+
+GraderRun Grader::run_grader(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::vector<std::string>& tests,
+                             const std::string& gpu, const Replay* replay) {
+  const std::string results = job.dir + "/" + b.spec.lab + "/results/" + g.id + (replay ? "." + replay->tag : "");
+  const std::vector<BatchGrader> one = {{g.id, g.kind, tests}};
+  GradersProcess p = graders_process(job, b, one, gpu, results, replay, g.id, false);
+  double seconds = p.result.wall_s;
+  std::string infrastructure;
   // Processes left behind that are all the harness's own: its fault, not the submission's. Run the
   // grader once more; if that happens again, its tests' verdicts stand (the judge signed them) and
   // the grade is flagged as an infrastructure error, for a regrade.
-  if (r.leftover > 0 && r.leftover_harness == r.leftover) {
-    log_->line(job.sub.student + " " + b.spec.lab + " " + g.id + ": the harness left " + std::to_string(r.leftover) +
-                   " of its own process(es) behind; running the grader again",
+  if (harness_leftovers_only(p.result)) {
+    log_->line(job.sub.student + " " + b.spec.lab + " " + g.id + ": the harness left " +
+                   std::to_string(p.result.leftover) + " of its own process(es) behind; running the grader again",
                false);
-    prepare_dir(results);
-    r = run_sandboxed(s);
-    run.seconds += r.wall_s;
-    log_->raw("---- " + job.sub.student + " " + b.spec.lab + " " + g.id + " on " + where + " (again): " +
-              r.describe() + "\n" + r.output + "\n");
-    if (r.leftover > 0 && r.leftover_harness == r.leftover)
-      run.infrastructure = "the grading harness left " + std::to_string(r.leftover) +
-                           " of its own process(es) running, twice (not your submission's fault): flagged for a regrade";
+    p = graders_process(job, b, one, gpu, results, replay, g.id, true);
+    seconds += p.result.wall_s;
+    if (harness_leftovers_only(p.result))
+      infrastructure = "the grading harness left " + std::to_string(p.result.leftover) +
+                       " of its own process(es) running, twice (not your submission's fault): flagged for a regrade";
   }
-  const int left_by_submission = r.leftover - r.leftover_harness;
-  std::string running;  // the test in progress when the process ended
-  if (starts_with(r.last_progress, "[ RUN      ] ")) running = trim(r.last_progress.substr(13));
-  bool all_passed = true;
-  for (const auto& name : tests) {
-    TestOutcome t;
-    const std::string path = results + "/" + safe_name(name) + ".json";
-    std::error_code ec;
-    if (fs::exists(path, ec)) {
-      try {
-        t = read_record(path, record_key_);
-      } catch (const Error& e) {
-        t.message = e.what();
-      }
-      if (t.name != name) t = TestOutcome{}, t.message = "its record names another test";
-    }
-    t.name = name;
-    if (!t.recorded) {
-      if (name == running) t.message = "this test " + r.describe();
-      else if (!r.ok()) t.message = "not run: an earlier test of this grader " + r.describe();
-      else t.message = "not run: the graders process ended without recording it";
-    }
-    all_passed = all_passed && t.passed;
-    run.tests.push_back(std::move(t));
-  }
+  GraderRun run = grader_run(p.result, tests, p.records);
+  run.seconds = seconds;
+  run.infrastructure = infrastructure;
   if (!replay) keep_error_maps(results, opt_.out + "/feedback", job.sub.student, run.tests);
-  const bool killed = r.timed_out || r.idle_timed_out || r.output_exceeded || r.signal || r.start_failed;
-  if (killed || left_by_submission > 0 || (r.exit_code != 0 && r.exit_code != 1) || (r.exit_code == 0) != all_passed)
-    run.problem = r.describe() + (r.exit_code == 1 && all_passed ? " although every test passed" : "");
-  if (r.exit_code == 0 && !all_passed && !killed && left_by_submission == 0) run.problem.clear();  // failures recorded honestly
   if (replay) run.note = replay->note;
   return run;
+}
+
+// Graders in as few processes as may be (batch.hpp): all in one, a grader charged for its own
+// test's fault only, the graders not yet run going on in a fresh process (results/batchN).
+std::map<std::string, BatchRun> Grader::run_graders(const Job& job, const BuiltLab& b, const std::vector<BatchGrader>& graders,
+                                                    const std::string& gpu, int* batches) {
+  BatchSteps steps;
+  steps.run = [&](const std::vector<BatchGrader>& some, int) {
+    std::string what;
+    std::size_t n = 0;
+    for (const auto& g : some) what += (what.empty() ? "" : ", ") + g.id, n += g.tests.size();
+    const std::string results = job.dir + "/" + b.spec.lab + "/results/batch" + std::to_string(++*batches);
+    return graders_process(job, b, some, gpu, results, nullptr,
+                           what + " (" + std::to_string(some.size()) + " graders, " + std::to_string(n) + " tests, one process)",
+                           false);
+  };
+  steps.alone = [&](const BatchGrader& g) { return run_grader(job, b, b.spec.grader(g.id), g.tests, gpu); };
+  steps.log = [&](const std::string& text) { log_->line(job.sub.student + " " + b.spec.lab + ": " + text, false); };
+  std::map<std::string, BatchRun> runs = run_batch(graders, steps);
+  for (auto& [id, r] : runs)
+    if (!r.results.empty()) keep_error_maps(r.results, opt_.out + "/feedback", job.sub.student, r.run.tests);
+  return runs;
 }
 
 std::string Grader::run_sanitizer(const Job& job, const BuiltLab& b, const GraderSpec& g, const std::string& tool,
@@ -876,12 +915,18 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     res.run_s = now_s() - t0;
     return res;
   }
+  // The correctness and technique graders first, in one process (batch.hpp): they gate speed.
+  int batches = 0;
+  std::vector<BatchGrader> checks;
+  for (const auto& g : b.spec.graders)
+    if (g.kind != "speedup") checks.push_back({g.id, g.kind, tests[g.id]});
+  double t = now_s();
+  std::map<std::string, BatchRun> checked = run_graders(job, b, checks, gpu, &batches);
+  add_phase_seconds(phase, checks, checked, now_s() - t);
   bool gpu_present = false;
   for (const auto& g : b.spec.graders) {
-    if (g.kind == "speedup") continue;  // correctness and technique graders first: they gate speed
-    double t = now_s();
-    GraderRun run = run_grader(job, b, g, tests[g.id], gpu);
-    phase[g.kind] += now_s() - t;
+    if (g.kind == "speedup") continue;
+    GraderRun run = std::move(checked.at(g.id).run);
     t = now_s();
     if (rechecker_->wanted(g, run, b.slot_src))  // the kernel's fault, or the compiler's? (recheck.hpp)
       run.recheck = rechecker_->recheck(gpu, *b.lab, b.spec, job.sub.files.at(b.spec.lab), b.runner, job.dir + "/" + b.spec.lab,
@@ -899,6 +944,9 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     phase["sanitizer"] += now_s() - t;
     runs[g.id] = std::move(run);
   }
+  // Then the speed graders whose gates passed, in one process; one timed with a rebuilt runner
+  // (a gate passed only with less optimisation, speed_replay()) in a process of its own.
+  std::vector<BatchGrader> timed;
   for (const auto& g : b.spec.graders) {
     if (g.kind != "speedup" || runs[g.id].needs_gpu) continue;
     std::string failed_gate;
@@ -923,9 +971,17 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
       runs[g.id] = std::move(skip);
       continue;
     }
-    const std::optional<Replay> lowered = speed_replay(g, runs);  // a gate passed only with less optimisation
-    const double t = now_s();
-    runs[g.id] = run_grader(job, b, g, tests[g.id], gpu, lowered ? &*lowered : nullptr);
+    if (const std::optional<Replay> lowered = speed_replay(g, runs)) {
+      t = now_s();
+      runs[g.id] = run_grader(job, b, g, tests[g.id], gpu, &*lowered);
+      phase["speed"] += now_s() - t;
+    } else {
+      timed.push_back({g.id, g.kind, tests[g.id]});
+    }
+  }
+  if (!timed.empty()) {
+    t = now_s();
+    for (auto& [id, r] : run_graders(job, b, timed, gpu, &batches)) runs[id] = std::move(r.run);
     phase["speed"] += now_s() - t;
   }
   LabResult res = score_lab(b.spec, runs);
@@ -1062,8 +1118,9 @@ int Grader::write_outputs() {
 }
 
 // Where the time went: per lab, the mean seconds per submission graded in this run, by phase
-// (the build of the submission's files; the graders' listing; each kind of grader's processes, a
-// judge, a runner and its CUDA context each; sanitizers; compiler-bug rechecks; the rest).
+// (the build of the submission's files; the graders' listing; each kind of grader, a graders
+// process's time shared out over its graders by their tests' durations (add_phase_seconds());
+// sanitizers; compiler-bug rechecks; the rest).
 std::string Grader::phase_table() const {
   if (phase_totals_.empty()) return "";
   static const char* kPhases[] = {"build", "list", "correctness", "technique", "speed", "sanitizer", "recheck", "other"};

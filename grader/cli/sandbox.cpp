@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 
@@ -260,7 +261,9 @@ std::string RunResult::describe() const {
   if (start_failed) s = "could not be started";
   else if (timed_out) s = "killed: it ran past its time limit of " + fmt_seconds(wall_s);
   else if (idle_timed_out) s = "killed: one test ran past its time limit";
-  else if (output_exceeded) s = "killed: it printed more than the output limit (" + std::to_string(output_bytes) + " bytes)";
+  else if (output_exceeded)
+    s = "killed: it printed more than the output limit (" + std::to_string(share_bytes > 0 ? share_bytes : output_bytes) +
+        " bytes)";
   else if (signal) s = std::string("crashed: killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
   else s = "exited with status " + std::to_string(exit_code);
   if (leftover > 0) {
@@ -335,6 +338,9 @@ RunResult run_sandboxed(const RunSpec& spec) {
 
   RunResult r;
   std::string head, tail, line, status_text, last_progress;
+  std::map<std::string, long long> shares;  // RunSpec::output_share: bytes per share
+  long long* share = &shares[""];
+  long long* over = nullptr;  // the first share past the limit
   bool out_open = true, st_open = true, kill_sent = false;
   double kill_time = 0, last_progress_t = t0;
   const auto request_kill = [&] {
@@ -368,7 +374,10 @@ RunResult run_sandboxed(const RunSpec& spec) {
       head.append(buf, to_head);
       tail.append(buf + to_head, got - to_head);
       if (tail.size() > 2 * spec.keep_tail) tail.erase(0, tail.size() - spec.keep_tail);
+      const long long limit = spec.limits.output_kill_bytes;
       for (ssize_t c = 0; c < got; ++c) {
+        ++*share;
+        if (spec.output_share && limit > 0 && *share > limit && !over) over = share;
         if (buf[c] != '\n') {
           if (line.size() < 4096) line += buf[c];
           continue;
@@ -376,11 +385,12 @@ RunResult run_sandboxed(const RunSpec& spec) {
         if (!spec.progress_marker.empty() && starts_with(line, spec.progress_marker)) {
           last_progress = line;
           last_progress_t = now_s();
+          if (spec.output_share) share = &shares[spec.output_share(line)];
         }
         if (spec.on_line) spec.on_line(line);
         line.clear();
       }
-      if (spec.limits.output_kill_bytes > 0 && r.output_bytes > spec.limits.output_kill_bytes && !kill_sent) {
+      if (limit > 0 && !kill_sent && (spec.output_share ? over != nullptr : r.output_bytes > limit)) {
         r.output_exceeded = true;
         request_kill();
       }
@@ -406,6 +416,7 @@ RunResult run_sandboxed(const RunSpec& spec) {
   }
   r.wall_s = now_s() - t0;
   r.last_progress = last_progress;
+  if (over) r.share_bytes = *over;
   if (r.output_bytes <= static_cast<long long>(head.size() + tail.size())) {
     r.output = head + tail;
   } else {

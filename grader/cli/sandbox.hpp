@@ -39,6 +39,11 @@ struct RunSpec {
   std::size_t keep_head = 64 * 1024;  ///< bytes of output kept from the start
   std::size_t keep_tail = 64 * 1024;  ///< bytes of output kept from the end
   std::string progress_marker;     ///< a line starting with this restarts the idle timer
+  /// Shares out Limits::output_kill_bytes: each line starting with progress_marker opens the share
+  /// this names for it, and each share may print up to the limit (a graders process running several
+  /// graders gives each the output a process of its own would have had). What comes before the
+  /// first progress line is share "". Unset: the whole output is one share.
+  std::function<std::string(const std::string& progress_line)> output_share;
   std::function<void(const std::string&)> on_line;  ///< called for every line of output (optional)
   /// After the command ends, wait up to this long for what it started to end on its own (the
   /// harness's runner dies with its judge) before what is left counts as left behind and is killed.
@@ -59,6 +64,7 @@ struct RunResult {
   int leftover = 0;              ///< processes still running after it ended (killed)
   int leftover_harness = 0;      ///< of those, the harness's own (RunSpec::harness)
   long long output_bytes = 0;    ///< bytes it printed
+  long long share_bytes = 0;     ///< with RunSpec::output_share: the bytes of the share that passed the output limit
   std::string output;            ///< stdout and stderr as printed, middle cut out if long
   std::string last_progress;     ///< the last progress line seen
   double wall_s = 0;             ///< seconds it ran

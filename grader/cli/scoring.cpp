@@ -75,8 +75,8 @@ std::string problem_of(const std::string& test) {
 }
 
 // A technique verdict holds for every launch of its slot (issue 27): the kernels that the slot's
-// correctness and speed tests launched (their records' `kernels`, each grader run in a process of
-// its own) must all be kernels the technique test judged (its records' `judged`, by kernel family:
+// correctness and speed tests launched (their records' `kernels`, whichever graders process ran
+// them) must all be kernels the technique test judged (its records' `judged`, by kernel family:
 // a template instantiated per radius is one design). Returns what escaped, as one sentence.
 std::string unjudged_in_slot(const std::string& variant, const std::map<std::string, GraderRun>& runs,
                              const GraderRun& technique) {

@@ -128,7 +128,8 @@ struct LabResult {
   double build_s = 0;                 ///< seconds to build
   double run_s = 0;                   ///< seconds to run the graders
   /// run_s by phase (issue 29, item 1): "list" (the graders' listing), "correctness", "technique",
-  /// "speed" (each grader's processes), "sanitizer", "recheck" (compiler-bug rechecks). This run's
+  /// "speed" (the graders' processes, each process's time shared out by its tests' durations:
+  /// add_phase_seconds() in batch.hpp), "sanitizer", "recheck" (compiler-bug rechecks). This run's
   /// only: not saved with the result.
   std::map<std::string, double> phase_s;
 };

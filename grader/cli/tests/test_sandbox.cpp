@@ -109,6 +109,31 @@ TEST(Sandbox, CapsHugeOutput) {
   EXPECT_NE(r.output.find("bytes of output cut"), std::string::npos);
 }
 
+// Several graders in one process (batch.hpp): each grader's tests may print what a process of its
+// own could; the share that passes the limit is the one killed, and said.
+TEST(Sandbox, SharesTheOutputLimitByProgressLine) {
+  const auto run = [](const std::string& script) {
+    RunSpec s = shell(script);
+    s.progress_marker = "[ RUN      ]";
+    s.output_share = [](const std::string& line) { return line.substr(13, 1); };  // "a.x" -> "a"
+    s.limits.output_kill_bytes = 100000;
+    return run_sandboxed(s);
+  };
+  // 80 kB in a's test, 80 kB in b's: each within the limit, the whole above it.
+  const std::string quiet = "echo '[ RUN      ] a.x'; head -c 80000 /dev/zero | tr '\\0' x; echo;"
+                            "echo '[ RUN      ] b.x'; head -c 80000 /dev/zero | tr '\\0' x; echo";
+  RunResult r = run(quiet);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_GT(r.output_bytes, 160000);
+  // b's test prints without end: killed in it, with its own count.
+  r = run("echo '[ RUN      ] a.x'; head -c 80000 /dev/zero | tr '\\0' x; echo; echo '[ RUN      ] b.x'; yes");
+  EXPECT_TRUE(r.output_exceeded);
+  EXPECT_EQ(r.last_progress, "[ RUN      ] b.x");
+  EXPECT_GT(r.share_bytes, 100000);
+  EXPECT_LT(r.share_bytes, r.output_bytes - 80000 + 1);
+  EXPECT_NE(r.describe().find("(" + std::to_string(r.share_bytes) + " bytes)"), std::string::npos) << r.describe();
+}
+
 TEST(Sandbox, KillsProcessesLeftBehindEvenInTheirOwnSession) {
   const std::string dir = temp_dir("leftover");
   RunSpec s = shell("for i in 1 2 3; do setsid sh -c 'echo $$ >> " + dir + "/pids; exec sleep 300' & done; sleep 0.5; exit 0");

@@ -137,7 +137,8 @@ std::map<std::string, double> take_seconds();
 /// kernel launched by the student's entries (the graders' `baseline.*` entries left out) and the
 /// first test that launched it. Kept across tests, so that a technique test sees the kernels that
 /// the slot's correctness and speed tests ran before it in the same process; `convlab grade`, which
-/// runs each grader in a process of its own, checks the records' `kernels` instead (issue 27).
+/// runs the speed graders in another process than the technique graders, also checks the records'
+/// `kernels` (issue 27).
 const std::map<std::string, std::map<std::string, std::string>>& kernels_launched();
 
 // ---- timing inside the runner --------------------------------------------------------------
