@@ -142,7 +142,10 @@ std::map<std::string, double> split_seconds(const std::vector<BatchGrader>& grad
   double durations = 0, counts = 0;
   for (const auto& g : graders) {
     for (const auto& t : g.tests)
-      if (const auto it = p.test_seconds.find(t); it != p.test_seconds.end()) by_duration[g.id] += it->second;
+      if (const auto r = p.records.find(t); r != p.records.end() && r->second.recorded && r->second.seconds)
+        by_duration[g.id] += *r->second.seconds;
+      else if (const auto it = p.test_seconds.find(t); it != p.test_seconds.end())
+        by_duration[g.id] += it->second;
     by_count[g.id] = static_cast<double>(g.tests.size());
     durations += by_duration[g.id];
     counts += by_count[g.id];

@@ -33,7 +33,8 @@ struct GradersProcess {
   RunResult result;                             ///< how it ended
   std::map<std::string, TestOutcome> records;   ///< by test name: the records found (read_records)
   /// By test name: seconds from its "[ RUN      ]" line to the next one, or to the process's end
-  /// (the records hold no duration; the judge's progress lines, which no submission can print, do).
+  /// (the judge's progress lines, which no submission can print): the durations of the tests
+  /// whose records say none (a test running when the process failed, a judge that writes none).
   std::map<std::string, double> test_seconds;
   std::string results;                          ///< the folder of its records
 };
@@ -87,9 +88,10 @@ struct BatchDecision {
 /// A batch of one grader is a process of its own: grader_run().
 BatchDecision judge_batch(const std::vector<BatchGrader>& graders, const GradersProcess& p);
 
-/// A process's wall time split over the graders it ran, by their tests' durations
-/// (GradersProcess::test_seconds; the start-up and the end go in the same proportion), or by
-/// their numbers of tests where no test was seen to start.
+/// A process's wall time split over the graders it ran, by their tests' durations (each test's
+/// record's "seconds" "total", else GradersProcess::test_seconds; the start-up, the end and the
+/// gaps between tests go in the same proportion), or by their numbers of tests where no test has
+/// a duration.
 std::map<std::string, double> split_seconds(const std::vector<BatchGrader>& graders, const GradersProcess& p);
 
 /// What running a batch needs from its caller.

@@ -161,6 +161,7 @@ TestOutcome read_record(const std::string& path, const std::string& key) {
   t.ratio = number(j, "ratio");
   t.threshold = number(j, "threshold");
   t.time_ms = number(j, "time_ms");
+  if (j.contains("seconds") && j.at("seconds").is_object()) t.seconds = number(j.at("seconds"), "total");
   t.baseline_ms = number(j, "baseline_ms");
   for (const char* key : {"kernels", "judged"})
     if (j.contains(key) && j.at(key).is_array())

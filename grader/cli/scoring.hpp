@@ -49,6 +49,7 @@ struct TestOutcome {
   std::string off_technique;         ///< the slot's technique not used on this problem (TestRecord::off_technique)
   std::string counters_refused;      ///< why the GPU's counters were not read (TestRecord::counters_refused)
   std::string error_map;             ///< its error map image, relative to feedback/ ("alice/<test>.png"; "" = none)
+  std::optional<double> seconds;     ///< the test's wall time, its record's "seconds" "total" (split_seconds(); not saved)
 };
 
 /// Reads a record file; throws Error if it is not a record. With a key (the one `convlab grade`

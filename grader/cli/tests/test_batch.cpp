@@ -229,10 +229,15 @@ TEST(Batch, SecondsAreSharedByTheTestsDurations) {
   GradersProcess p = process(exited(0), all_tests());
   p.result.wall_s = 10;
   p.test_seconds = {{"lab07.correctness.a.x", 2}, {"lab07.correctness.a.y", 2}, {"lab07.technique.a.x", 4}};
-  const auto s = split_seconds(kGraders, p);
+  auto s = split_seconds(kGraders, p);
   EXPECT_DOUBLE_EQ(s.at("correctness.a"), 5);
   EXPECT_DOUBLE_EQ(s.at("technique.a"), 5);
   EXPECT_DOUBLE_EQ(s.at("correctness.b"), 0);
+  // A record's own duration comes first: technique.a's test took 1 s, not the 4 s till the next test.
+  p.records["lab07.technique.a.x"].seconds = 1;
+  s = split_seconds(kGraders, p);
+  EXPECT_DOUBLE_EQ(s.at("correctness.a"), 8);
+  EXPECT_DOUBLE_EQ(s.at("technique.a"), 2);
   // The phases: a batch's wall time by kind, in proportion to its graders' seconds.
   std::map<std::string, BatchRun> runs;
   runs["correctness.a"].run.seconds = 3;
