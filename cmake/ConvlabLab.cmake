@@ -41,6 +41,8 @@
 # (the harness's own kernels: baselines, helpers), and so does a build with
 # AddressSanitizer, which cannot be combined with it, and -DCONVLAB_CPU_COUNTING=OFF
 # (the records then say that counts are unavailable).
+set(CONVLAB_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")  # this folder, for the scripts the rules below run
+
 function(convlab_cuda_sources target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "UNCOUNTED" "" "")
   set(files ${ARG_UNPARSED_ARGUMENTS})
@@ -225,18 +227,35 @@ function(convlab_add_lab)
     target_link_libraries(${lab}_runner${suffix} PRIVATE ${lab}_kernels${suffix} convlab::runner)
     if(CONVLAB_BACKEND STREQUAL "cuda")
       # The technique graders read what each kernel's code does with each memory space from its
-      # PTX (one architecture is enough): <runner>.facts.json, next to the runner.
-      add_library(${lab}_ptx${suffix} OBJECT ${sources})
+      # PTX (one architecture is enough): <runner>.facts.json, next to the runner. The PTX is the
+      # one nvcc made when it compiled the kernels (kept with --keep, issue 29: a second
+      # compilation for the PTX alone doubled a grading build's time); the facts step reads it and
+      # removes nvcc's other intermediate files (ConvlabPtxFacts.cmake).
+      set(keep_dir "${CMAKE_CURRENT_BINARY_DIR}/${lab}_ptx${suffix}")
+      file(MAKE_DIRECTORY "${keep_dir}")
+      target_compile_options(${lab}_kernels${suffix} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--keep;--keep-dir=${keep_dir}>")
+      # The first architecture's PTX ("90" of "90;80"; "native" is the GPU's); another list
+      # ("all", OFF) leaves the choice to the facts step: the newest PTX nvcc kept.
       list(GET CMAKE_CUDA_ARCHITECTURES 0 ptx_arch)
-      string(REGEX REPLACE "-(real|virtual)$" "" ptx_arch "${ptx_arch}")
-      set_target_properties(${lab}_ptx${suffix} PROPERTIES CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES "${ptx_arch}")
-      target_include_directories(${lab}_ptx${suffix} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
-      target_link_libraries(${lab}_ptx${suffix} PRIVATE convlab::device convlab::options)
+      if(ptx_arch STREQUAL "native" AND CMAKE_CUDA_ARCHITECTURES_NATIVE)
+        list(GET CMAKE_CUDA_ARCHITECTURES_NATIVE 0 ptx_arch)
+      endif()
+      string(REGEX MATCH "^[0-9]+[a-z]?" ptx_arch "${ptx_arch}")
+      set(stems "")
+      foreach(s IN LISTS sources)
+        get_filename_component(stem "${s}" NAME_WLE)
+        if(stem IN_LIST stems)
+          message(FATAL_ERROR "convlab: two kernel files of ${lab}${suffix} are named ${stem}.*: nvcc's kept PTX would collide")
+        endif()
+        list(APPEND stems "${stem}")
+      endforeach()
+      string(JOIN "," stem_list ${stems})
       set(facts "${CMAKE_CURRENT_BINARY_DIR}/${lab}_runner${suffix}.facts.json")
       add_custom_command(OUTPUT "${facts}"
-        COMMAND convlab_ptxfacts "${facts}" "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
-        DEPENDS ${lab}_ptx${suffix} convlab_ptxfacts "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
-        COMMAND_EXPAND_LISTS VERBATIM COMMENT "ptxfacts: the code facts of ${lab}_runner${suffix}")
+        COMMAND "${CMAKE_COMMAND}" "-DPTXFACTS=$<TARGET_FILE:convlab_ptxfacts>" "-DOUT=${facts}" "-DKEEP_DIR=${keep_dir}"
+                "-DSTEMS=${stem_list}" "-DARCH=${ptx_arch}" -P "${CONVLAB_CMAKE_DIR}/ConvlabPtxFacts.cmake"
+        DEPENDS ${lab}_kernels${suffix} convlab_ptxfacts "${CONVLAB_CMAKE_DIR}/ConvlabPtxFacts.cmake"
+        VERBATIM COMMENT "ptxfacts: the code facts of ${lab}_runner${suffix}")
       add_custom_target(${lab}_facts${suffix} DEPENDS "${facts}")
       add_dependencies(${lab}_runner${suffix} ${lab}_facts${suffix})
     endif()

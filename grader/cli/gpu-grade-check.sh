@@ -104,6 +104,15 @@ if [ -n "${TIMING_LABS:-}" ]; then
   note "timing: rc=$trc, $((SECONDS - t)) s wall for labs $labs, $jobs build slots; the gradebook:"
   cat "$work/out-timing/gradebook.csv" >>"$summary"
   grep -E "build slot .* ready|\[1/1\]" "$OUT/timing-console.log" | sed 's/  lab/\n  lab/g' >>"$summary"
+  grep -E "convlab: (GPU found|CUDA architectures)" "$work/out-timing/grade.log" | sort -u >>"$summary"  # what the slots compile for
+  # grade.log's closing table: the seconds by lab and kind (correctness, technique, speed, build)
+  awk '/seconds per submission, by lab/{p=1} /outputs:/{p=0} p' "$work/out-timing/grade.log" >>"$summary"
+  # Each test's seconds by phase, from the records of every graders process (.ci/phase_seconds.py).
+  phase_args=()
+  for d in "$work"/out-timing/work/subs/reference_all/lab*/results/batch*; do
+    [ -d "$d" ] && phase_args+=("$(basename "$(dirname "$(dirname "$d")")")/$(basename "$d")=$d")
+  done
+  [ ${#phase_args[@]} -gt 0 ] && python3 "$root/.ci/phase_seconds.py" "${phase_args[@]}" >>"$summary" 2>&1
   for lab in ${labs//,/ }; do  # two graders processes per lab (batch.hpp)
     procs=$(grep -c "^---- reference_all $lab .* on GPU " "$work/out-timing/grade.log")
     note "timing: $lab: $procs graders processes (2 expected)"

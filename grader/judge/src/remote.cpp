@@ -47,6 +47,7 @@ struct Connection {
   bool restart = false;  // replace it before the next test (a lost context, a crash)
   bool counting = false;  // its context has the GPU's counters on (the counting runner, once enabled)
   std::uint64_t generation = 0;  // which start of this runner: addresses belong to one
+  std::vector<Op> pending;  // requests sent ahead whose replies are not read yet (prestart_counting)
 };
 
 RunnerOptions g_options;
@@ -72,6 +73,7 @@ ProgramRecorder* g_recording = nullptr;
 int g_schedule = 0;
 std::uint64_t g_schedule_seed = 0;
 std::string g_ended;  // why the runner of this test ended: later requests of the test fail with it
+std::string g_counters_refused;  // why the GPU refused its counters: refused to every later test
 // Where the test's time went (issue 29): seconds the judge waited for each kind of request.
 std::map<std::string, double> g_seconds;
 
@@ -284,7 +286,8 @@ void read_all(int fd, void* p, std::size_t n, std::chrono::steady_clock::time_po
   }
 }
 
-void start();
+void start(bool defer_hello = false);
+void settle();
 
 // One request and its reply. A harness-side error comes back as Status::error and is thrown;
 // a CUDA error is returned with its code (and remembered for cudaGetErrorString).
@@ -293,6 +296,11 @@ struct Reply {
   std::string payload;
   cudaError_t code = cudaSuccess;
 };
+
+void send_request(Op op, const std::string& payload);
+Reply receive_reply(const std::string& what);
+void hello_reply(const Reply& r);
+std::string counting_reply(const Reply& r);
 
 Reply request(Op op, const std::string& payload, const std::string& what) {
   // Addresses and streams belong to the runner that made them: after it ended, the rest of the
@@ -304,17 +312,26 @@ Reply request(Op op, const std::string& payload, const std::string& what) {
     start();  // its hello is a request: its wait is part of this one
     g_seconds["startup"] = before + seconds_since(t);
   }
+  settle();  // the replies of requests sent ahead, first
   struct Clock {  // the wait, thrown or not, into its phase
     const char* phase;
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     ~Clock() { g_seconds[phase] += seconds_since(t0); }
   } clock{phase_of(op)};
   g_current = what;
+  send_request(op, payload);
+  return receive_reply(what);
+}
+
+void send_request(Op op, const std::string& payload) {
   const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(op)};
   const std::uint64_t len = payload.size();
   write_all(conn().req, head, sizeof head);
   write_all(conn().req, &len, sizeof len);
   write_all(conn().req, payload.data(), payload.size());
+}
+
+Reply receive_reply(const std::string& what) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long long>(g_options.timeout_s * 1000));
   std::uint32_t rhead[2];
@@ -346,7 +363,7 @@ Reply request(Op op, const std::string& payload, const std::string& what) {
   return r;
 }
 
-void start() {
+void start(bool defer_hello) {
   if (g_options.path.empty()) throw RunnerError("no runner was given to the graders (--convlab-runner=PATH)");
   if (::access(g_options.path.c_str(), X_OK) != 0)
     throw RunnerError("the runner " + g_options.path + " cannot be run (" + std::strerror(errno) +
@@ -418,7 +435,15 @@ void start() {
     throw RunnerError("cannot run " + argv.front() + ": " + std::strerror(exec_errno));
   }
   // Hello: the same protocol, the entries the judge's proxies will call.
-  const Reply r = request(Op::hello, "", runner_words::kStartUp);
+  if (defer_hello) {
+    send_request(Op::hello, "");
+    conn().pending.push_back(Op::hello);
+    return;
+  }
+  hello_reply(request(Op::hello, "", runner_words::kStartUp));
+}
+
+void hello_reply(const Reply& r) {
   try {
     wire::Reader rd(r.payload);
     const std::uint32_t version = rd.u32();
@@ -663,31 +688,85 @@ std::string set_counting(bool on, Counted where) {
     rd.finish();
     return why;
   }
-  static std::string refused;  // counters refused once are refused to every later test of this judge
-  if (!refused.empty()) return refused;
+  if (!g_counters_refused.empty()) return g_counters_refused;
   const int was = g_which;
   if (where == Counted::on_counting_runner && g_which == 0) {
     drain_printed(std::size_t(1) << 20);
     g_which = 1;
   }
+  if (conn().started && !conn().pending.empty()) {  // started ahead (prestart_counting): its answers
+    const auto t = std::chrono::steady_clock::now();
+    try {
+      settle();
+    } catch (...) {
+      g_which = was;
+      throw;
+    }
+    g_seconds["counting"] += seconds_since(t);
+    if (!g_counters_refused.empty()) {
+      g_which = was;
+      return g_counters_refused;
+    }
+  }
   if (conn().started && conn().counting) return {};
   // The plain runner, asked to count, keeps the profiler from here on: replaced before the next test.
   if (g_which == 0) conn().restart = true;
-  const Reply r = request(Op::counting, std::string(1, '\1'), "switching the GPU's counters on");
-  if (r.status != Status::ok) {
+  std::string why;
+  try {
+    why = counting_reply(request(Op::counting, std::string(1, '\1'), "switching the GPU's counters on"));
+  } catch (...) {
     g_which = was;
-    throw CudaError(r.code, "switching the GPU's counters on failed");
+    throw;
   }
+  if (!why.empty()) g_which = was;
+  return why;
+}
+
+namespace {
+
+// The runner's answer to Op::counting: "" and the connection counting, or why the GPU refuses its
+// counters (then refused to every later test of this judge).
+std::string counting_reply(const Reply& r) {
+  if (r.status != Status::ok) throw CudaError(r.code, "switching the GPU's counters on failed");
   wire::Reader rd(r.payload);
   std::string why = rd.str(4096);
   rd.finish();
   if (!why.empty()) {
-    refused = why;
-    g_which = was;
+    g_counters_refused = why;
     return why;
   }
   conn().counting = true;
   return {};
+}
+
+// Reads the replies of the requests sent ahead to the current runner, in order.
+void settle() {
+  while (!conn().pending.empty()) {
+    const Op op = conn().pending.front();
+    conn().pending.erase(conn().pending.begin());
+    g_current = op == Op::hello ? std::string(runner_words::kStartUp) : "switching the GPU's counters on";
+    const Reply r = receive_reply(g_current);
+    if (op == Op::hello) hello_reply(r);
+    else counting_reply(r);
+  }
+}
+
+}  // namespace
+
+void prestart_counting() {
+#ifndef CONVLAB_BACKEND_CPU
+  if (g_runners[1].started || !g_counters_refused.empty()) return;
+  const int was = g_which;
+  g_which = 1;
+  try {
+    start(true);  // its hello is read when the runner is first used
+    send_request(Op::counting, std::string(1, '\2'));  // counters on, and a first session to warm up
+    conn().pending.push_back(Op::counting);
+  } catch (const std::exception&) {
+    if (conn().started) stop(true);  // it starts again, as before, when a test counts
+  }
+  g_which = was;
+#endif
 }
 
 void random_fill(float* device, std::size_t count, std::uint64_t nonce) {

@@ -329,11 +329,15 @@ private:
       case Op::counting: {
         // Count each kernel of the next calls with the GPU's own counters (technique graders,
         // issue 27). The CPU backend counts every call anyway.
-        const bool on = r.u8() != 0;
+        // 0: off; 1: on; 2: on, and a first session now, on a kernel of the harness (the
+        // profiler's first session costs most: paid while the judge does other work).
+        const std::uint8_t mode = r.u8();
+        const bool on = mode != 0;
         r.finish();
         std::string why;
 #ifndef CONVLAB_BACKEND_CPU
         counting_ = on && counters_.ready(&why);
+        if (counting_ && mode == 2) warm_up_counters();
 #else
         (void)on;
 #endif
@@ -655,6 +659,31 @@ private:
   std::vector<cudaStream_t> call_streams_;
   std::vector<std::unique_ptr<std::max_align_t[]>> host_copies_;
   std::function<void()> before_call_;
+#ifndef CONVLAB_BACKEND_CPU
+  // One counted session on the harness's own fill kernel, its counts dropped: the profiler's
+  // first session on a context costs most of a second, paid here while the judge does other work
+  // (remote::prestart_counting). A failure here is left for the first real session to report.
+  void warm_up_counters() {
+    float* p = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&p), 4096 * sizeof(float)) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    try {
+      counters_.begin();
+      try {
+        random_fill(p, 4096, 0, nullptr);
+      } catch (const std::exception&) {
+      }
+      cudaDeviceSynchronize();
+      counters_.end();
+    } catch (const std::exception&) {
+    }
+    cudaFree(p);
+    cudaGetLastError();
+  }
+#endif
+
   std::optional<std::pair<double, double>> ceilings_;
   bool counting_ = false;  // Op::counting: count each kernel of the calls with the GPU's counters
 #ifndef CONVLAB_BACKEND_CPU

@@ -211,6 +211,13 @@ enum class Counted {
 /// counts every call in its one runner ("" always).
 std::string set_counting(bool on, Counted where = Counted::on_counting_runner);
 
+/// Starts the counting runner ahead of its first use, without waiting: its start-up, the
+/// profiler's and a first counted session (on a kernel of the harness) happen while the plain
+/// runner serves the tests before it (issue 29). For a graders process that will run technique
+/// tests on a GPU; nothing on the CPU backend. Its answers are read when a test first counts (a
+/// failure shows there, as a start on first use would have shown it).
+void prestart_counting();
+
 /// Frees and stream ends go to the runner that made the address, whichever is current (a
 /// destructor's call, after set_counting switched): the scope of one such request.
 class OwnerScope {
