@@ -1113,7 +1113,20 @@ int Grader::write_outputs() {
     std::snprintf(buf, sizeof buf, " %8s %9.1f\n", fmt_points(s.total()).c_str(), s.seconds);
     table << buf;
   }
-  log_->line(table.str() + phase_table() + "\noutputs: " + opt_.out + "/gradebook.csv, feedback/, results/, grade.log, hardware.json");
+  // With several GPUs, each one's figure (issue 29, item 6): a slower card shows.
+  std::string by_gpu;
+  if (gpus_.size() > 1) {
+    by_gpu = "\nseconds per submission, by GPU (build and run of the submissions it graded in this run):\n";
+    for (const auto& gpu : gpus_) {
+      std::vector<const StudentResult*> mine;
+      const auto it = graded_on_.find(gpu.entry);
+      if (it != graded_on_.end())
+        for (const auto& s : done)
+          if (std::find(it->second.begin(), it->second.end(), s.student) != it->second.end()) mine.push_back(&s);
+      by_gpu += "  " + gpu.label() + ": " + seconds_per_submission(mine) + "\n";
+    }
+  }
+  log_->line(table.str() + phase_table() + by_gpu + "\noutputs: " + opt_.out + "/gradebook.csv, feedback/, results/, grade.log, hardware.json");
   return compare_expectations();
 }
 

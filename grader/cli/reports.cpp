@@ -589,4 +589,21 @@ std::string compare_with_expected(const std::string& expect_path, const std::vec
   return t.str();
 }
 
+
+std::string seconds_per_submission(const std::vector<const StudentResult*>& results) {
+  double build = 0, run = 0;
+  std::size_t n = 0;
+  for (const StudentResult* r : results) {
+    double b = 0, u = 0;
+    for (const auto& l : r->labs) b += l.build_s, u += l.run_s;
+    if (b + u <= 0) continue;  // nothing of it was built or run (an unreadable submission)
+    build += b, run += u, ++n;
+  }
+  if (n == 0) return "no submission graded";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%zu submission%s, %.1f s each (build %.1f, run %.1f)", n, n == 1 ? "" : "s",
+                (build + run) / n, build / n, run / n);
+  return buf;
+}
+
 }  // namespace convlab::cli

@@ -50,6 +50,11 @@ StudentResult student_from_json(const std::string& text);
 /// graded, and a last column, `not graded`, names those graders and why.
 std::string gradebook_csv(const std::vector<StudentResult>& students, const std::vector<std::string>& labs,
                           const std::vector<double>& lab_max);
+/// The grading time of these results, for a GPU's or a Slurm task's line of the closing summary
+/// (issue 29, item 6): "3 submissions, 12.3 s each (build 5.0, run 7.3)", the means of the build
+/// and run seconds of their labs; "no submission graded" when none has any.
+std::string seconds_per_submission(const std::vector<const StudentResult*>& results);
+
 /// `feedback/<student>.md`: every grader, passed or not, its message, measured ratio and threshold,
 /// what the student's code printed, error maps (copied to `feedback/<student>/`, linked relatively);
 /// one replay command per failure shown, naming the build folder of `preset`, the preset the

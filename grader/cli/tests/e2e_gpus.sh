@@ -81,6 +81,15 @@ if [ "$two_workers" = --two-workers ]; then
     nth=$(tr -d ' \n' <"$o/hardware.json" | grep -o '"graded":\[[^]]*\]' | grep -n "\"$s\"" | cut -d: -f1)
     check "... (hardware.json's record of GPU $gpu)" test "${nth:-0}" -eq $((gpu + 1))
   done
+  # The closing summary's figure per GPU (issue 29, item 6): one line each, the two submissions
+  # shared out between them.
+  per_gpu=$(grep -E '^  GPU [01]( \(.*\))?: ' "$o/grade.log")
+  echo "$per_gpu"
+  check "grade.log: seconds per submission, a line per GPU" test "$(grep -c . <<<"$per_gpu")" -eq 2
+  check "... each with its submissions' build and run seconds, or none" \
+    test "$(grep -cE ': ([0-9]+ submissions?, [0-9.]+ s each \(build [0-9.]+, run [0-9.]+\)|no submission graded)$' <<<"$per_gpu")" -eq 2
+  counted=$(sed -nE 's/.*: ([0-9]+) submissions?, .*/\1/p' <<<"$per_gpu" | awk '{s += $1} END {print s + 0}')
+  check "... the two submissions between them (${counted:-0})" test "${counted:-0}" -eq 2
   exit $fail
 fi
 

@@ -181,6 +181,10 @@ check "gradebook.csv equals the local grading's" cmp "$o/gradebook.csv" "$e2e/ou
 check "feedback/ equals the local grading's" diff -r "$o/feedback" "$e2e/out/feedback"
 check "results/ equals the local grading's" diff -r "$o/results" "$e2e/out/results"
 check "grade.log holds both tasks' logs" test "$(grep -c '^==== task ' "$o/grade.log")" -eq 2
+# Each task's figure (issue 29, item 6): where it ran, and its submissions' mean build and run.
+check "grade.log: seconds per submission, a line per task" \
+  test "$(grep -cE '^  task [01] \(node [^,]+, [^)]+\): ([0-9]+ submissions?, [0-9.]+ s each \(build [0-9.]+, run [0-9.]+\)|no submission graded)$' "$o/grade.log")" -eq 2
+check "... and one for all tasks" grep -qE '^  all tasks: [0-9]+ submissions?, [0-9.]+ s each \(build [0-9.]+, run [0-9.]+\)$' "$o/grade.log"
 check "hardware.json: a record per task" test "$(grep -c '"verdict": "done"' "$o/hardware.json")" -eq 2
 check "hardware.json: an attempt per job (task 0 twice, task 1 once)" test "$(grep -c '"job_id": ' "$o/hardware.json")" -eq 3
 check "hardware.json: the node of each attempt" grep -q "\"node\": \"$(hostname -s)\"" "$o/hardware.json"

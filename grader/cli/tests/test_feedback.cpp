@@ -201,5 +201,26 @@ TEST(Feedback, ShownOriginIsTheNameNotThePath) {
   EXPECT_EQ(strip_machine_paths("in /srv/out/work/subs/a/lab01/run: x", {"/srv/course", "/srv/out"}), "in run: x");
 }
 
+
+// The closing summary's figure per GPU and per Slurm task (issue 29, item 6): the mean build and
+// run seconds of the submissions that were built or run; one that never was is not counted.
+TEST(Reports, SecondsPerSubmissionAreTheMeansOfWhatWasBuiltAndRun) {
+  const auto result = [](std::vector<std::pair<double, double>> labs) {
+    StudentResult r;
+    for (const auto& [build, run] : labs) {
+      LabResult l;
+      l.build_s = build;
+      l.run_s = run;
+      r.labs.push_back(l);
+    }
+    return r;
+  };
+  const StudentResult a = result({{2, 3}, {4, 5}}), b = result({{1, 1}}), never = result({{0, 0}});
+  EXPECT_EQ(seconds_per_submission({}), "no submission graded");
+  EXPECT_EQ(seconds_per_submission({&never}), "no submission graded");
+  EXPECT_EQ(seconds_per_submission({&a}), "1 submission, 14.0 s each (build 6.0, run 8.0)");
+  EXPECT_EQ(seconds_per_submission({&a, &b, &never}), "2 submissions, 8.0 s each (build 3.5, run 4.5)");
+}
+
 }  // namespace
 }  // namespace convlab::cli
