@@ -230,10 +230,10 @@ function(convlab_add_lab)
       # PTX (one architecture is enough): <runner>.facts.json, next to the runner. The PTX is the
       # one nvcc made when it compiled the kernels (kept with --keep, issue 29: a second
       # compilation for the PTX alone doubled a grading build's time); the facts step reads it and
-      # removes nvcc's other intermediate files (ConvlabPtxFacts.cmake).
+      # removes nvcc's other intermediate files (ConvlabPtxFacts.cmake). A build at lowered device
+      # optimisation (CONVLAB_DEVICE_OPT: -G changes the PTX) reads the facts from a PTX compile of
+      # its own at the default optimisation, as every other build's are.
       set(keep_dir "${CMAKE_CURRENT_BINARY_DIR}/${lab}_ptx${suffix}")
-      file(MAKE_DIRECTORY "${keep_dir}")
-      target_compile_options(${lab}_kernels${suffix} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--keep;--keep-dir=${keep_dir}>")
       # The first architecture's PTX ("90" of "90;80"; "native" is the GPU's); another list
       # ("all", OFF) leaves the choice to the facts step: the newest PTX nvcc kept.
       list(GET CMAKE_CUDA_ARCHITECTURES 0 ptx_arch)
@@ -241,21 +241,37 @@ function(convlab_add_lab)
         list(GET CMAKE_CUDA_ARCHITECTURES_NATIVE 0 ptx_arch)
       endif()
       string(REGEX MATCH "^[0-9]+[a-z]?" ptx_arch "${ptx_arch}")
-      set(stems "")
-      foreach(s IN LISTS sources)
-        get_filename_component(stem "${s}" NAME_WLE)
-        if(stem IN_LIST stems)
-          message(FATAL_ERROR "convlab: two kernel files of ${lab}${suffix} are named ${stem}.*: nvcc's kept PTX would collide")
-        endif()
-        list(APPEND stems "${stem}")
-      endforeach()
-      string(JOIN "," stem_list ${stems})
       set(facts "${CMAKE_CURRENT_BINARY_DIR}/${lab}_runner${suffix}.facts.json")
-      add_custom_command(OUTPUT "${facts}"
-        COMMAND "${CMAKE_COMMAND}" "-DPTXFACTS=$<TARGET_FILE:convlab_ptxfacts>" "-DOUT=${facts}" "-DKEEP_DIR=${keep_dir}"
-                "-DSTEMS=${stem_list}" "-DARCH=${ptx_arch}" -P "${CONVLAB_CMAKE_DIR}/ConvlabPtxFacts.cmake"
-        DEPENDS ${lab}_kernels${suffix} convlab_ptxfacts "${CONVLAB_CMAKE_DIR}/ConvlabPtxFacts.cmake"
-        VERBATIM COMMENT "ptxfacts: the code facts of ${lab}_runner${suffix}")
+      if(CONVLAB_DEVICE_OPT_FLAGS)
+        add_library(${lab}_ptx${suffix} OBJECT ${sources})
+        if(ptx_arch STREQUAL "")
+          set(ptx_arch 90)
+        endif()
+        set_target_properties(${lab}_ptx${suffix} PROPERTIES CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES "${ptx_arch}")
+        target_include_directories(${lab}_ptx${suffix} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+        target_link_libraries(${lab}_ptx${suffix} PRIVATE convlab::device convlab::options)
+        add_custom_command(OUTPUT "${facts}"
+          COMMAND convlab_ptxfacts "${facts}" "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
+          DEPENDS ${lab}_ptx${suffix} convlab_ptxfacts "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
+          COMMAND_EXPAND_LISTS VERBATIM COMMENT "ptxfacts: the code facts of ${lab}_runner${suffix}")
+      else()
+        file(MAKE_DIRECTORY "${keep_dir}")
+        target_compile_options(${lab}_kernels${suffix} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--keep;--keep-dir=${keep_dir}>")
+        set(stems "")
+        foreach(s IN LISTS sources)
+          get_filename_component(stem "${s}" NAME_WLE)
+          if(stem IN_LIST stems)
+            message(FATAL_ERROR "convlab: two kernel files of ${lab}${suffix} are named ${stem}.*: nvcc's kept PTX would collide")
+          endif()
+          list(APPEND stems "${stem}")
+        endforeach()
+        string(JOIN "," stem_list ${stems})
+        add_custom_command(OUTPUT "${facts}"
+          COMMAND "${CMAKE_COMMAND}" "-DPTXFACTS=$<TARGET_FILE:convlab_ptxfacts>" "-DOUT=${facts}" "-DKEEP_DIR=${keep_dir}"
+                  "-DSTEMS=${stem_list}" "-DARCH=${ptx_arch}" -P "${CONVLAB_CMAKE_DIR}/ConvlabPtxFacts.cmake"
+          DEPENDS ${lab}_kernels${suffix} convlab_ptxfacts "${CONVLAB_CMAKE_DIR}/ConvlabPtxFacts.cmake"
+          VERBATIM COMMENT "ptxfacts: the code facts of ${lab}_runner${suffix}")
+      endif()
       add_custom_target(${lab}_facts${suffix} DEPENDS "${facts}")
       add_dependencies(${lab}_runner${suffix} ${lab}_facts${suffix})
     endif()

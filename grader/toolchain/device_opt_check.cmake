@@ -2,7 +2,8 @@
 #   cmake -DROOT=<source tree> -DWORK=<scratch> -DARCH=<CUDA architecture> -P device_opt_check.cmake
 # For O1 and G, configures the tree and reads compile_commands.json: the lab kernels (the object
 # files of the <lab>_kernels libraries) carry the level's flags; the harness, the PTX read for the
-# technique graders and the case programs' default build do not. A bad value must stop the
+# technique graders (a compile of its own in such a build) and the case programs' default build do
+# not. At the default level the facts' PTX is the one the kernels' compilation kept. A bad value must stop the
 # configure with a message naming the allowed values.
 cmake_minimum_required(VERSION 3.25)
 foreach(var ROOT WORK ARCH)
@@ -100,6 +101,13 @@ if(bad)
   set(ok FALSE)
 endif()
 pass(${ok} "CONVLAB_DEVICE_OPT='': the kernels keep the default optimisation")
+# At the default optimisation the facts' PTX is the kernels' own, kept by nvcc (issue 29): no
+# second compilation of the file for it.
+matches("${kernels}" " --keep( |$)" ok)
+pass(${ok} "CONVLAB_DEVICE_OPT='': the kernels' compilation keeps its PTX (--keep)")
+find_command("${commands}" "starter_code/01-conv-basic/conv_basic[.]cu$" "[.]ptx( |$)" ptx)
+matches("${ptx}" "^$" ok)
+pass(${ok} "CONVLAB_DEVICE_OPT='': ... and the file is not compiled a second time for its PTX")
 
 execute_process(COMMAND "${CMAKE_COMMAND}" -S "${ROOT}" -B "${WORK}/bad" -G Ninja -DCONVLAB_DEVICE_OPT=O3
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
