@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -1121,8 +1120,8 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
   std::map<std::string, std::string> notes;  // student -> calibration note, if graded on another model
   std::map<std::string, json> where;         // ... and where
   std::vector<std::string> problems;
-  std::deque<StudentResult> task_results;  // each task's, for its figure (addresses stay put)
-  std::vector<std::string> task_seconds;
+  std::vector<std::string> task_seconds;          // each task's figure, a line each
+  std::vector<const StudentResult*> graded_all;  // the results of every task
   for (const auto& share : m.shares) {
     json rec = read_task_record(m, share.index);
     close_attempt(m, share, rec);  // the last attempt, if it was killed: what it did finish
@@ -1151,30 +1150,6 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
       attempts.push_back(entry);
     }
     const TaskStatus& st = tasks[share.index];
-    // The task's figure (issue 29, item 6): the mean seconds of the submissions it graded, and
-    // where (its last attempt's node and GPU).
-    std::vector<const StudentResult*> graded_here;
-    for (const auto& student : share.students) {
-      const std::string path = task_dir(m, share.index) + "/state/" + student + ".json";
-      if (!fs::exists(path)) continue;
-      try {
-        task_results.push_back(student_from_json(read_file(path)));
-        graded_here.push_back(&task_results.back());  // a deque: earlier elements stay put
-      } catch (const Error&) {
-        // said below, where the results are read
-      }
-    }
-    {
-      std::string where_run = "never started";
-      if (!attempts.empty()) {
-        const json& last = attempts.back();
-        const std::string model = last.value("gpu_model", json()).is_string() ? last.at("gpu_model").get<std::string>() : "no GPU";
-        where_run = "node " + (last.value("node", std::string()).empty() ? std::string("?") : last.value("node", std::string())) +
-                    ", " + model;
-      }
-      task_seconds.push_back("  task " + std::to_string(share.index) + " (" + where_run + "): " +
-                             seconds_per_submission(graded_here));
-    }
     hw_tasks.push_back({{"task", share.index},
                         {"verdict", st.verdict},
                         {"why", st.why},
@@ -1184,16 +1159,30 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
                                            : json()},
                         {"students", share.students},
                         {"attempts", attempts}});
+    std::vector<const StudentResult*> graded_here;
     for (const auto& student : share.students) {
       const std::string path = task_dir(m, share.index) + "/state/" + student + ".json";
       if (!fs::exists(path)) continue;
       try {
         results[student] = student_from_json(read_file(path));
         maps_from[student] = task_dir(m, share.index) + "/feedback/" + student;
+        graded_here.push_back(&results[student]);  // a map: its elements stay put
       } catch (const Error& e) {
         problems.push_back(path + ": " + e.what());
       }
     }
+    // The task's figure (issue 29, item 6): where it ran (its last attempt's node and GPU) and the
+    // mean seconds of the submissions it graded.
+    std::string where_run = "never started";
+    if (!attempts.empty()) {
+      const json& last = attempts.back();
+      const std::string node = last.value("node", std::string());
+      where_run = "node " + (node.empty() ? std::string("?") : node) + ", " +
+                  (last.value("gpu_model", json()).is_string() ? last.at("gpu_model").get<std::string>() : "no GPU");
+    }
+    task_seconds.push_back("  task " + std::to_string(share.index) + " (" + where_run + "): " +
+                           seconds_per_submission(graded_here));
+    graded_all.insert(graded_all.end(), graded_here.begin(), graded_here.end());
   }
 
   make_dirs(out + "/feedback");
@@ -1248,11 +1237,7 @@ int slurm_collect_main(const Project& p, const std::string& out_arg) {
     log << "  " << model << ": " << students.size() << " submission(s)\n";
   log << "seconds per submission, by task (build and run of the submissions it graded):\n";
   for (const auto& line : task_seconds) log << line << "\n";
-  {
-    std::vector<const StudentResult*> all;
-    for (const auto& r : task_results) all.push_back(&r);
-    log << "  all tasks: " << seconds_per_submission(all) << "\n";
-  }
+  log << "  all tasks: " << seconds_per_submission(graded_all) << "\n";
   for (const auto& f : flagged)
     log << "flagged: " << f.at("student").get<std::string>() << " was graded on an "
         << f.at("graded_on").get<std::string>() << " (task " << f.at("task") << ", node "
