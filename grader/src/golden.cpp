@@ -16,25 +16,23 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
 }
 
-// Runs body(begin, end) over [0, count) on all hardware threads when the work is large.
-template <class Body>
-void parallel_rows(int count, double work, Body body) {
+}  // namespace
+
+void parallel_ranges(long long count, double work, const std::function<void(long long, long long)>& body) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = work < 4e6 ? 1 : static_cast<int>(std::min<unsigned>(hw, count));
+  const long long threads = work < 4e6 ? 1 : std::min<long long>(hw, count);
   if (threads <= 1) {
-    body(0, count);
+    if (count > 0) body(0, count);
     return;
   }
   std::vector<std::thread> pool;
-  const int step = (count + threads - 1) / threads;
-  for (int t = 0; t < threads; ++t) {
-    const int begin = t * step, end = std::min(count, begin + step);
+  const long long step = (count + threads - 1) / threads;
+  for (long long t = 0; t < threads; ++t) {
+    const long long begin = t * step, end = std::min(count, begin + step);
     if (begin < end) pool.emplace_back(body, begin, end);
   }
   for (auto& th : pool) th.join();
 }
-
-}  // namespace
 
 Golden conv1d_golden(const std::vector<float>& in, const std::vector<float>& filter, int radius) {
   require(radius >= 0, "conv1d_golden: radius must be >= 0, got " + std::to_string(radius));
@@ -49,10 +47,7 @@ Golden conv1d_golden(const std::vector<float>& in, const std::vector<float>& fil
   g.terms = 2 * radius + 1;
   g.value.assign(in.size(), 0.0);
   g.magnitude.assign(in.size(), 0.0);
-  parallel_rows(static_cast<int>(std::min<long long>(n, 1 << 20)), double(n) * g.terms, [&](int b, int e) {
-    // Split [0, n) into up to 2^20 chunks so the row-parallel helper applies.
-    const long long chunks = std::min<long long>(n, 1 << 20);
-    const long long lo = n * b / chunks, hi = n * e / chunks;
+  parallel_ranges(n, double(n) * g.terms, [&](long long lo, long long hi) {
     for (long long i = lo; i < hi; ++i) {
       double sum = 0, mag = 0;
       for (int j = -radius; j <= radius; ++j) {
@@ -83,8 +78,8 @@ Golden conv2d_golden(const std::vector<float>& in, int width, int height, const 
   g.terms = fw * fw;
   g.value.assign(in.size(), 0.0);
   g.magnitude.assign(in.size(), 0.0);
-  parallel_rows(height, double(width) * height * g.terms, [&](int row_begin, int row_end) {
-    for (int y = row_begin; y < row_end; ++y)
+  parallel_ranges(height, double(width) * height * g.terms, [&](long long row_begin, long long row_end) {
+    for (int y = int(row_begin); y < row_end; ++y)
       for (int x = 0; x < width; ++x) {
         double sum = 0, mag = 0;
         for (int dy = -radius; dy <= radius; ++dy) {

@@ -82,16 +82,23 @@ public:
     // A process that will run technique tests on a GPU starts their counting runner now, in the
     // background of the tests before them (issue 29: the profiler's start-up, about 1.5 s, was
     // every such process's wait). The filter has been applied: should_run() is this run's.
+    // Not where speed tests run too (`convlab check`): each counts its timed call on the plain
+    // runner, which needs the GPU's profiler to itself, so the counting runner would quit there.
     if (kCpuBackend || ::testing::GTEST_FLAG(list_tests)) return;
+    bool technique = false;
     for (int i = 0; i < unit.total_test_suite_count(); ++i) {
       const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
-      if (std::string(suite.name()).find(".technique.") == std::string::npos) continue;
+      const std::string name = suite.name();
+      const bool is_technique = name.find(".technique.") != std::string::npos,
+                 is_speed = name.find(".speedup.") != std::string::npos;
+      if (!is_technique && !is_speed) continue;
       for (int k = 0; k < suite.total_test_count(); ++k)
         if (suite.GetTestInfo(k)->should_run()) {
-          remote::prestart_counting();
-          return;
+          if (is_speed) return;
+          technique = true;
         }
     }
+    if (technique) remote::prestart_counting();
   }
   void OnTestStart(const ::testing::TestInfo& info) override {
     reset_current_record();

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <vector>
 
 namespace convlab::lab06 {
@@ -39,43 +38,37 @@ inline Golden conv_golden(const std::vector<float>& x, const std::vector<float>&
   g.terms = p.c * p.r * p.s;
   g.value.assign(p.output_elements(), 0.0);
   g.magnitude.assign(p.output_elements(), 0.0);
-  const int planes = p.n * p.k;
-  const auto work = [&](int first, int step) {
-    for (int nk = first; nk < planes; nk += step) {
+  // One unit per output row of each (image, filter) plane: a layer of one plane (one filter on one
+  // image) still uses every hardware thread.
+  const long long rows = static_cast<long long>(p.n) * p.k * P;
+  parallel_ranges(rows, p.macs(), [&](long long first, long long last) {
+    for (long long unit = first; unit < last; ++unit) {
+      const int nk = int(unit / P), oh = int(unit % P);
       const int n = nk / p.k, k = nk % p.k;
-      for (int oh = 0; oh < P; ++oh)
-        for (int q = 0; q < Q; ++q) {
-          double sum = 0, mag = 0;
-          for (int c = 0; c < p.c; ++c) {
-            if (v.only_channel >= 0 && c != v.only_channel) continue;
-            for (int r = 0; r < p.r; ++r) {
-              const int ih = oh * p.stride_h - off_h + r * v.dil_h;
-              if (ih < 0 || ih >= p.h) continue;
-              for (int s = 0; s < p.s; ++s) {
-                const int iw = q * p.stride_w - off_w + s * v.dil_w;
-                if (iw < 0 || iw >= p.w) continue;
-                const int fr = v.flip ? p.r - 1 - r : r, fs = v.flip ? p.s - 1 - s : s;
-                const double xv = x[((std::size_t(n) * p.c + c) * p.h + ih) * p.w + iw];
-                const double wv = w[((std::size_t(k) * p.c + c) * p.r + fr) * p.s + fs];
-                sum += xv * wv;
-                mag += std::fabs(xv * wv);
-              }
+      for (int q = 0; q < Q; ++q) {
+        double sum = 0, mag = 0;
+        for (int c = 0; c < p.c; ++c) {
+          if (v.only_channel >= 0 && c != v.only_channel) continue;
+          for (int r = 0; r < p.r; ++r) {
+            const int ih = oh * p.stride_h - off_h + r * v.dil_h;
+            if (ih < 0 || ih >= p.h) continue;
+            for (int s = 0; s < p.s; ++s) {
+              const int iw = q * p.stride_w - off_w + s * v.dil_w;
+              if (iw < 0 || iw >= p.w) continue;
+              const int fr = v.flip ? p.r - 1 - r : r, fs = v.flip ? p.s - 1 - s : s;
+              const double xv = x[((std::size_t(n) * p.c + c) * p.h + ih) * p.w + iw];
+              const double wv = w[((std::size_t(k) * p.c + c) * p.r + fr) * p.s + fs];
+              sum += xv * wv;
+              mag += std::fabs(xv * wv);
             }
           }
-          const std::size_t at = (std::size_t(nk) * P + oh) * Q + q;
-          g.value[at] = sum;
-          g.magnitude[at] = mag;
         }
+        const std::size_t at = (std::size_t(nk) * P + oh) * Q + q;
+        g.value[at] = sum;
+        g.magnitude[at] = mag;
+      }
     }
-  };
-  const int threads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), planes));
-  if (p.macs() < 4e6 || threads == 1) {
-    work(0, 1);
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t, threads);
-    for (auto& t : pool) t.join();
-  }
+  });
   return g;
 }
 
@@ -105,7 +98,7 @@ inline Golden im2col_golden(const std::vector<float>& x, int image, const ConvPr
   return g;
 }
 
-/// C (m x n) = A (m x kd) B (kd x n), row-major, in double.
+/// C (m x n) = A (m x kd) B (kd x n), row-major, in double. Uses all hardware threads.
 /// @param a, b      the operands
 /// @param m, n, kd  the sizes
 inline Golden gemm_golden(const std::vector<float>& a, const std::vector<float>& b, int m, int n, int kd) {
@@ -113,15 +106,17 @@ inline Golden gemm_golden(const std::vector<float>& a, const std::vector<float>&
   g.terms = kd;
   g.value.assign(std::size_t(m) * n, 0.0);
   g.magnitude.assign(std::size_t(m) * n, 0.0);
-  for (int i = 0; i < m; ++i)
-    for (int l = 0; l < kd; ++l) {
-      const double av = a[std::size_t(i) * kd + l];
-      for (int j = 0; j < n; ++j) {
-        const double t = av * b[std::size_t(l) * n + j];
-        g.value[std::size_t(i) * n + j] += t;
-        g.magnitude[std::size_t(i) * n + j] += std::fabs(t);
+  parallel_ranges(m, double(m) * n * kd, [&](long long first, long long last) {
+    for (long long i = first; i < last; ++i)
+      for (int l = 0; l < kd; ++l) {
+        const double av = a[std::size_t(i) * kd + l];
+        for (int j = 0; j < n; ++j) {
+          const double t = av * b[std::size_t(l) * n + j];
+          g.value[std::size_t(i) * n + j] += t;
+          g.magnitude[std::size_t(i) * n + j] += std::fabs(t);
+        }
       }
-    }
+  });
   return g;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace convlab {
@@ -26,6 +27,11 @@ Golden conv1d_golden(const std::vector<float>& in, const std::vector<float>& fil
 /// Uses all hardware threads for large images.
 Golden conv2d_golden(const std::vector<float>& in, int width, int height,
                      const std::vector<float>& filter, int radius);
+
+/// Runs body(begin, end) over [0, count) in contiguous ranges, one per hardware thread, when the
+/// work is large (`work`, in operations, 4e6 or more); else in one call on this thread. For the
+/// golden models: each range writes its own outputs.
+void parallel_ranges(long long count, double work, const std::function<void(long long, long long)>& body);
 
 /// The same filter reversed (true convolution instead of cross-correlation):
 /// used to recognise the flipped-filter mistake in a failure report.

@@ -184,30 +184,33 @@ std::string stop(bool kill_it) {
   return how.empty() ? "ended" : how;
 }
 
-// At the judge's exit: asks the runner to quit and waits a moment for it, so that no process of
-// the graders is left when the judge's own process ends (convlab grade counts those).
+// Asks the current runner to quit and waits a moment for it (its CUDA context, and the GPU's
+// profiler if it held it, end with it), then ends it as stop(true) does if it is still there.
+void quit() {
+  if (!conn().started || conn().pid <= 0) return;
+  const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(Op::quit)};
+  const std::uint64_t len = 0;
+  (void)!::write(conn().req, head, sizeof head);
+  (void)!::write(conn().req, &len, sizeof len);
+  ::close(conn().req);
+  conn().req = -1;
+  for (int i = 0; i < 1000; ++i) {  // up to 10 s: on a loaded machine a runner may take seconds
+    int st = 0;
+    if (::waitpid(conn().pid, &st, WNOHANG) == conn().pid) {
+      conn().pid = -1;
+      break;
+    }
+    ::usleep(10000);
+  }
+  stop(true);
+}
+
+// At the judge's exit: each runner quits, so that no process of the graders is left when the
+// judge's own process ends (convlab grade counts those).
 struct QuitAtExit {
   ~QuitAtExit() {
     for (g_which = 0; g_which < 2; ++g_which) quit();
     g_which = 0;
-  }
-  static void quit() {
-    if (!conn().started || conn().pid <= 0) return;
-    const std::uint32_t head[2] = {wire::kMagic, static_cast<std::uint32_t>(Op::quit)};
-    const std::uint64_t len = 0;
-    (void)!::write(conn().req, head, sizeof head);
-    (void)!::write(conn().req, &len, sizeof len);
-    ::close(conn().req);
-    conn().req = -1;
-    for (int i = 0; i < 1000; ++i) {  // up to 10 s: on a loaded machine a runner may take seconds
-      int st = 0;
-      if (::waitpid(conn().pid, &st, WNOHANG) == conn().pid) {
-        conn().pid = -1;
-        break;
-      }
-      ::usleep(10000);
-    }
-    stop(true);
   }
 } g_quit_at_exit;
 
@@ -709,8 +712,21 @@ std::string set_counting(bool on, Counted where) {
     }
   }
   if (conn().started && conn().counting) return {};
-  // The plain runner, asked to count, keeps the profiler from here on: replaced before the next test.
-  if (g_which == 0) conn().restart = true;
+  if (g_which == 0) {
+    // The GPU's profiler serves one context at a time: while the counting runner holds it, the
+    // plain runner's counters are refused as busy (CUPTI_ERROR_HARDWARE_BUSY, seen on an H100 in
+    // a process that ran technique tests before speed tests: `convlab check`). That runner quits
+    // first, and starts again when a later test counts there.
+    if (g_runners[1].started) {
+      const auto t = std::chrono::steady_clock::now();
+      g_which = 1;
+      quit();
+      g_which = 0;
+      g_seconds["counting"] += seconds_since(t);
+    }
+    // The plain runner, asked to count, keeps the profiler from here on: replaced before the next test.
+    conn().restart = true;
+  }
   std::string why;
   try {
     why = counting_reply(request(Op::counting, std::string(1, '\1'), "switching the GPU's counters on"));

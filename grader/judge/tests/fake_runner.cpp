@@ -1,6 +1,9 @@
 // A runner that misbehaves on request, for the judge's own tests (test_remote.cpp): it answers
 // hello like a real runner, then, for a call of entry X, does what X says — crashes, hangs, sends
 // garbage, sends too much, exits with status 0, floods its output — or answers properly ("ok").
+// With FAKE_RUNNER_PROFILER=<file> it says it runs on a GPU and plays the GPU's profiler, which
+// serves one process at a time: asked to count, it takes an exclusive lock on the file (held
+// until it exits), and answers as CUPTI does when another holds it.
 #include "convlab/wire.hpp"
 
 #include <csignal>
@@ -10,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 using namespace convlab::wire;
@@ -53,9 +58,10 @@ int main() {
     if (!read_exact(payload.data(), len)) return 0;
     const auto op = static_cast<Op>(head[1]);
     Writer w;
+    const char* profiler = std::getenv("FAKE_RUNNER_PROFILER");
     if (op == Op::hello) {
       w.u32(kVersion);
-      w.str("cpu");
+      w.str(profiler ? "cuda" : "cpu");
       w.u8(1);
       w.str("");
       w.str("a fake runner");
@@ -63,6 +69,17 @@ int main() {
                                               "exit0", "noise", "short", "fake_verdict", "flood"};
       w.u64(names.size());
       for (const auto& n : names) w.str(n);
+      reply(kMagic, 0, w.take(), w.data().size());
+      continue;
+    }
+    if (op == Op::counting && profiler) {
+      static int held = -1;
+      if (held < 0 && !payload.empty() && payload[0] != 0) {
+        const int fd = ::open(profiler, O_RDWR | O_CREAT, 0600);
+        if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) held = fd;
+        else if (fd >= 0) ::close(fd);
+      }
+      w.str(held >= 0 ? "" : "CUPTI could not set up the counters (counter availability: CUPTI_ERROR_HARDWARE_BUSY)");
       reply(kMagic, 0, w.take(), w.data().size());
       continue;
     }

@@ -157,4 +157,27 @@ TEST(Remote, AMissingRunnerIsReported) {
   }
 }
 
+// The GPU's profiler serves one process at a time (CUPTI_ERROR_HARDWARE_BUSY to another, seen on an
+// H100): a speed test that counts its timed call on the plain runner after a technique test
+// started the counting runner (`convlab check` runs both in one process) finds it free, because
+// the counting runner quits first; a later technique test starts it again.
+TEST(Remote, ThePlainRunnerCountsOnceTheCountingRunnerHasQuit) {
+  const std::string lock = ::testing::TempDir() + "fake-profiler-" + std::to_string(::getpid());
+  ::setenv("FAKE_RUNNER_PROFILER", lock.c_str(), 1);
+  use_fake();
+  EXPECT_EQ(remote::device_status().backend, "cuda");
+  EXPECT_EQ(remote::set_counting(true), "");  // a technique test: the counting runner holds the profiler
+  EXPECT_EQ(remote::set_counting(false), "");
+  remote::begin_test(0, 2);
+  EXPECT_NO_THROW(remote::call_raw("ok", ""));  // a speed test's timed runs, on the plain runner
+  EXPECT_EQ(remote::set_counting(true, remote::Counted::on_this_runner), "");  // its call, counted there
+  EXPECT_EQ(remote::set_counting(false), "");
+  remote::begin_test(0, 3);  // the plain runner that counted is replaced
+  EXPECT_EQ(remote::set_counting(true), "");  // another technique test: the counting runner again
+  EXPECT_EQ(remote::set_counting(false), "");
+  ::unsetenv("FAKE_RUNNER_PROFILER");
+  use_fake();  // the runners end; the next test's start without the profiler
+  std::filesystem::remove(lock);
+}
+
 }  // namespace

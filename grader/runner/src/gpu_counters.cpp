@@ -73,9 +73,9 @@ std::string refused(CUptiResult r, const char* what) {
 
 constexpr std::size_t kMaxRanges = 512;  // kernels counted in one call
 
-// The counters are one per GPU: while another process counts (`ctest -j` runs technique tests
-// side by side), CUPTI answers CUPTI_ERROR_HARDWARE_BUSY (seen on an H100). Such a call is tried
-// again, with a growing pause, for up to a minute.
+// The counters are one per GPU: while another context counts (`ctest -j` runs technique tests
+// side by side), CUPTI answers CUPTI_ERROR_HARDWARE_BUSY (seen on an H100, from the counter
+// availability query on). Such a call is tried again, with a growing pause, for up to a minute.
 template <class Call>
 CUptiResult when_free(Call call) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -140,11 +140,13 @@ bool GpuCounters::ready(std::string* why) {
   CUpti_Profiler_GetCounterAvailability_Params avail{};
   avail.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
   avail.ctx = ctx;
-  if (const CUptiResult r = cuptiProfilerGetCounterAvailability(&avail); r != CUPTI_SUCCESS)
+  if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); });
+      r != CUPTI_SUCCESS)
     return fail(refused(r, "counter availability"));
   std::vector<std::uint8_t> availability(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability.data();
-  if (const CUptiResult r = cuptiProfilerGetCounterAvailability(&avail); r != CUPTI_SUCCESS)
+  if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); });
+      r != CUPTI_SUCCESS)
     return fail(refused(r, "counter availability"));
 
   CUpti_Profiler_Host_Initialize_Params host{};

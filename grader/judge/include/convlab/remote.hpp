@@ -198,7 +198,8 @@ enum class Counted {
   on_counting_runner,
   /// The plain runner itself, which then counts until it is replaced before the next test: for the
   /// work of a test that already ran there (a speed test's latest call of the launcher, after its
-  /// timed runs: what a launcher does on its N-th call shows on that runner only).
+  /// timed runs: what a launcher does on its N-th call shows on that runner only). The GPU's
+  /// profiler serves one context at a time: a counting runner that runs quits first.
   on_this_runner,
 };
 
