@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -32,6 +33,7 @@ std::string g_impl = "student";
 std::string g_results_dir;
 std::string g_record_key;  // CONVLAB_RECORD_KEY: records are signed with it (convlab grade)
 std::uint64_t g_current_seed = 0;
+bool g_held_failed = false;  // a held-back speed test failed on its counted call (the exit status says so)
 int g_cpu_schedule = 0;  // the CPU backend's order of a block's threads: 0 shuffle, 1 in order, 2 reverse
 
 // CONVLAB_CPU_SCHEDULE, read by the judge (the runner's environment has no CONVLAB_* settings).
@@ -79,6 +81,7 @@ class RecordListener : public ::testing::EmptyTestEventListener {
 public:
   explicit RecordListener(std::string lab) : lab_(std::move(lab)) {}
   void OnTestProgramStart(const ::testing::UnitTest& unit) override {
+    list_speed_tests(unit);
     // A process that will run technique tests on a GPU starts their counting runner now, in the
     // background of the tests before them (issue 29: the profiler's start-up, about 1.5 s, was
     // every such process's wait). The filter has been applied: should_run() is this run's.
@@ -100,6 +103,16 @@ public:
     }
     if (technique) remote::prestart_counting();
   }
+  // The speed tests this run will run, in order: a speed test's count may wait for the last.
+  void list_speed_tests(const ::testing::UnitTest& unit) {
+    for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+      const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+      if (std::string(suite.name()).find(".speedup.") == std::string::npos) continue;
+      for (int k = 0; k < suite.total_test_count(); ++k)
+        if (suite.GetTestInfo(k)->should_run())
+          speed_tests_.push_back(std::string(suite.name()) + "." + suite.GetTestInfo(k)->name());
+    }
+  }
   void OnTestStart(const ::testing::TestInfo& info) override {
     reset_current_record();
     (void)remote::take_seconds();  // between tests: no test's
@@ -110,6 +123,8 @@ public:
     r.impl = g_impl;
     r.base_seed = base_seed();
     r.seed = test_seed(r.test);
+    const auto at = std::find(speed_tests_.begin(), speed_tests_.end(), r.test);
+    set_speed_tests_after(at == speed_tests_.end() ? 0 : int(speed_tests_.end() - at) - 1);
   }
   void OnTestPartResult(const ::testing::TestPartResult& part) override {
     // The record holds the grader's words: front ends add the replay line for their build folder.
@@ -144,6 +159,38 @@ public:
       std::printf("convlab: what your code printed in %s:\n%s", r.test.c_str(), shown.c_str());
       std::fflush(stdout);
     }
+    // A speed test whose count waits is held back (technique.hpp); the records of those whose
+    // counts were made in this test get their verdicts and are written now.
+    if (r.count_deferred) held_[r.test] = r;
+    else write(r);
+    for (auto& [test, v] : take_deferred_verdicts()) {
+      const auto it = held_.find(test);
+      if (it == held_.end()) continue;
+      TestRecord& h = it->second;
+      if (!v.failure.empty()) {
+        h.passed = false;
+        h.message += (h.message.empty() ? "" : "\n") + v.failure;
+        h.off_technique = v.off_technique;
+        g_held_failed = true;
+        std::printf("convlab: %s failed on its counted call (made after the process's last speed test):\n%s\n",
+                    test.c_str(), v.failure.c_str());
+      }
+      if (!v.counters_refused.empty()) h.counters_refused = v.counters_refused;
+      for (const auto& k : v.kernels)
+        if (std::find(h.kernels.begin(), h.kernels.end(), k) == h.kernels.end()) h.kernels.push_back(k);
+      if (h.escaped.empty()) h.escaped = v.escaped;
+      write(h);
+      held_.erase(it);
+    }
+  }
+  void OnTestProgramEnd(const ::testing::UnitTest&) override {
+    for (const auto& [test, r] : held_)
+      std::printf("convlab: %s: its timed call was never counted, so its record is not written (its runner was "
+                  "replaced, or the count failed)\n",
+                  test.c_str());
+    std::fflush(stdout);
+  }
+  static void write(const TestRecord& r) {
     if (g_results_dir.empty()) return;
     try {
       write_record(r, g_results_dir, g_record_key);
@@ -155,6 +202,8 @@ public:
 private:
   std::string lab_;
   std::chrono::steady_clock::time_point started_;
+  std::vector<std::string> speed_tests_;   // this run's speed tests, in order
+  std::map<std::string, TestRecord> held_;  // speed tests' records waiting for their counts
 };
 
 // The automatic check that the lab's tests and its grading spec agree.
@@ -241,6 +290,14 @@ void Registry::add(bool needs_gpu, const std::string& kind, const std::string& v
   if (kind == "speedup")
     if (const GraderSpec* g = spec_.grader_for_test(full)) gates = g->gated_by;
   auto wrapped = [needs_gpu, kind, full, gates, lab = lab_, body = std::move(body)] {
+    // The process's last speed test counts the calls that waited for it, however it ends (skipped
+    // by its gate, stopped early, or without a count of its own).
+    struct LastSpeedTest {
+      bool last;
+      ~LastSpeedTest() {
+        if (last) count_deferred_calls();
+      }
+    } last_speed{kind == "speedup" && speed_tests_after() == 0};
     g_current_seed = test_seed(full);
     // On the CPU backend the order of a block's threads between barriers follows the test's
     // seed, so a race shows up, and replays with it.
@@ -311,7 +368,8 @@ int run_lab_main(int argc, char** argv, const char* lab, const char* spec_path, 
     reg.cpu("cpu", "spec", "graders_match_tests", [&reg] { check_spec_matches_tests(reg); });
     install_brief_failures(g_results_dir, g_impl);  // a student's run: full reports for its first failures
     ::testing::UnitTest::GetInstance()->listeners().Append(new RecordListener(lab));
-    return RUN_ALL_TESTS();
+    const int status = RUN_ALL_TESTS();
+    return status == 0 && g_held_failed ? 1 : status;
   } catch (const std::exception& e) {
     std::cerr << "convlab: cannot set up the graders of " << lab << ": " << e.what() << "\n";
     return 2;

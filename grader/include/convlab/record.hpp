@@ -45,6 +45,9 @@ struct TestRecord {
   /// kernel there: lab 04's fast kernels above radius 8): its kernels are not recorded, not held
   /// to the technique. Set by the lab's test before the first call; not written.
   bool outside_technique = false;
+  /// A speed test whose timed call's count waits for the process's last speed test
+  /// (expect_traffic_vs_baseline's `again`): its record is written once the count is made. Not written.
+  bool count_deferred = false;
   std::string output;                      ///< what the kernels' code printed during the test (remote::take_printed)
   /// Work the student's code did outside the stream the grader gave it (a launch on the legacy
   /// default stream, a stream of its own, work from another thread), in the GPU speed grader's

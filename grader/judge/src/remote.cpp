@@ -769,6 +769,8 @@ void settle() {
 
 }  // namespace
 
+std::uint64_t plain_runner_generation() { return g_runners[0].started ? g_runners[0].generation : 0; }
+
 void prestart_counting() {
 #ifndef CONVLAB_BACKEND_CPU
   if (g_runners[1].started || !g_counters_refused.empty()) return;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace convlab {
 
@@ -353,23 +354,26 @@ void count_technique_calls() {
   }
 }
 
-void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
-                                bool by_instructions, double outputs, const std::function<void()>& student,
-                                const std::function<void()>& baseline) {
-  if (fraction <= 0 || remote::device_status().backend != "cuda") return;
-  if (const std::string why = remote::set_counting(true, remote::Counted::on_this_runner); !why.empty()) {
-    std::printf("note: the timed problem's loads were not counted: %s\n", why.c_str());
-    current_record().counters_refused = why;
-    return;
-  }
-  struct Off {
-    ~Off() {
-      try {
-        remote::set_counting(false);
-      } catch (...) {
-      }
-    }
-  } off;
+namespace {
+
+// A speed test's count left for later (expect_traffic_vs_baseline's `again`).
+struct Deferred {
+  std::string test, slot, problem;
+  double fraction = 0, outputs = 0;
+  bool by_instructions = false;
+  ProblemAgain again;
+  std::uint64_t runner = 0;  // the plain runner's start that timed it
+};
+std::vector<Deferred> g_deferred;
+std::map<std::string, DeferredVerdict> g_verdicts;
+int g_speed_tests_after = 0;
+
+// Counts one call of each of `baseline` and `student` (counting is on) and compares their global
+// loads per output: the failure's words, "" if the student's are within `fraction` of the
+// baseline's; a note when the counters did not match the launches.
+std::string counted_traffic(const std::string& slot, const std::string& problem, double fraction,
+                            bool by_instructions, double outputs, const std::function<void()>& student,
+                            const std::function<void()>& baseline) {
   const auto counted_call = [outputs](const std::function<void()>& call) {
     remote::clear_calls();
     call();
@@ -378,9 +382,10 @@ void expect_traffic_vs_baseline(const std::string& slot, const std::string& prob
   const TechniqueView b = counted_call(baseline);
   const TechniqueView s = counted_call(student);
   if (!s.counted() || !b.counted()) {
-    std::printf("note: the GPU's counters did not match the recorded launches on the timed problem; its loads were "
-                "not compared\n");
-    return;
+    std::printf("note: the GPU's counters did not match the recorded launches on the timed problem %s; its loads "
+                "were not compared\n",
+                problem.c_str());
+    return {};
   }
   // Words by default: a tile's halo loads diverge (a warp instruction for a few lanes), which the
   // instruction counts would take for 32 loads. Instructions where the filter's place is the
@@ -400,10 +405,127 @@ void expect_traffic_vs_baseline(const std::string& slot, const std::string& prob
   std::printf("%s on %s: counted by the GPU, per output: %.3g global %s (baseline %.3g; at most %.2g times it), %.3g "
               "shared loads\n",
               slot.c_str(), problem.c_str(), sg, by_instructions ? "load instructions" : "loads (words)", bg, fraction, ss);
-  if (sg > fraction * bg) {
-    current_record().off_technique = buf;
-    ADD_FAILURE() << slot << ": on the timed problem " << problem << " " << buf;
+  return sg > fraction * bg ? std::string(buf) : std::string();
+}
+
+// Counting on the plain runner, which then is replaced before the next test; back to plain
+// (uncounted) work at the scope's end.
+struct CountingOff {
+  ~CountingOff() {
+    try {
+      remote::set_counting(false);
+    } catch (...) {
+    }
   }
+};
+
+// The waiting counts, each on a problem made again, into g_verdicts (counting is on, on the runner
+// that timed them). A count that throws ends the rest: the runner may be gone; those stay unwritten.
+void count_waiting(std::vector<Deferred>& waiting) {
+  for (auto& d : waiting) {
+    DeferredVerdict v;
+    // The calls are the waiting test's: the kernels they launch are noted in its record, and in the
+    // process's ledger under its slot (remote::kernels_launched), not under the test running now.
+    struct Borrowed {
+      TestRecord saved = current_record();
+      explicit Borrowed(const std::string& test) {
+        current_record() = TestRecord{};
+        current_record().test = test;
+        current_record().lab = saved.lab;
+        current_record().impl = saved.impl;
+      }
+      ~Borrowed() { current_record() = saved; }
+    };
+    try {
+      Borrowed as(d.test);
+      d.again([&](const std::function<void()>& student, const std::function<void()>& baseline) {
+        v.failure = counted_traffic(d.slot, d.problem, d.fraction, d.by_instructions, d.outputs, student, baseline);
+      });
+      v.kernels = current_record().kernels;
+      v.escaped = current_record().escaped;
+    } catch (const std::exception& e) {
+      std::printf("note: the count of %s's timed call failed (%s): its record is not written\n", d.test.c_str(),
+                  e.what());
+      break;
+    }
+    if (!v.failure.empty()) {
+      v.off_technique = v.failure;
+      v.failure = d.slot + ": on the timed problem " + d.problem + " " + v.failure;
+    }
+    g_verdicts[d.test] = v;
+  }
+  remote::clear_calls();
+}
+
+// The waiting counts that the plain runner now running timed; the others' notes (their records
+// stay unwritten: that runner, and what its calls did, is gone).
+std::vector<Deferred> timed_here(std::vector<Deferred> waiting) {
+  const std::uint64_t runner = remote::plain_runner_generation();
+  std::vector<Deferred> here;
+  for (auto& d : waiting) {
+    if (d.runner == runner && runner != 0) here.push_back(std::move(d));
+    else std::printf("note: the runner that timed %s was replaced before its call was counted: its record is not "
+                     "written\n", d.test.c_str());
+  }
+  return here;
+}
+
+}  // namespace
+
+void set_speed_tests_after(int count) { g_speed_tests_after = std::max(0, count); }
+
+int speed_tests_after() { return g_speed_tests_after; }
+
+std::map<std::string, DeferredVerdict> take_deferred_verdicts() { return std::exchange(g_verdicts, {}); }
+
+std::size_t deferred_calls_waiting() { return g_deferred.size(); }
+
+void count_deferred_calls() {
+  if (g_deferred.empty()) return;
+  std::vector<Deferred> here = timed_here(std::exchange(g_deferred, {}));
+  if (here.empty()) return;
+  try {
+    if (const std::string why = remote::set_counting(true, remote::Counted::on_this_runner); !why.empty()) {
+      for (const auto& d : here) g_verdicts[d.test].counters_refused = why;
+      std::printf("note: the timed problems' loads were not counted: %s\n", why.c_str());
+      return;
+    }
+    CountingOff off;
+    count_waiting(here);
+  } catch (const std::exception& e) {
+    std::printf("note: the waiting counts were not made (%s): their records are not written\n", e.what());
+  }
+}
+
+void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
+                                bool by_instructions, double outputs, const std::function<void()>& student,
+                                const std::function<void()>& baseline, const ProblemAgain& again) {
+  if (fraction <= 0 || remote::device_status().backend != "cuda") return;
+  // More speed tests follow in this process: the count waits for the last of them (header).
+  if (again && g_speed_tests_after > 0 && remote::plain_runner_generation() != 0) {
+    g_deferred.push_back(Deferred{current_record().test, slot, problem, fraction, outputs, by_instructions, again,
+                                  remote::plain_runner_generation()});
+    current_record().count_deferred = true;
+    std::printf("%s on %s: the call after the timed runs is counted after the process's last speed test\n",
+                slot.c_str(), problem.c_str());
+    return;
+  }
+  std::vector<Deferred> waiting = std::exchange(g_deferred, {});
+  if (const std::string why = remote::set_counting(true, remote::Counted::on_this_runner); !why.empty()) {
+    std::printf("note: the timed problem's loads were not counted: %s\n", why.c_str());
+    current_record().counters_refused = why;
+    for (const auto& d : waiting) g_verdicts[d.test].counters_refused = why;
+    return;
+  }
+  CountingOff off;
+  const std::string found = counted_traffic(slot, problem, fraction, by_instructions, outputs, student, baseline);
+  if (!found.empty()) {
+    current_record().off_technique = found;
+    ADD_FAILURE() << slot << ": on the timed problem " << problem << " " << found;
+  }
+  // The counts that waited for this one, on the same runner (those of another are left out).
+  std::vector<Deferred> here = timed_here(std::move(waiting));
+  count_waiting(here);
 }
 
 void expect_counted_traffic_vs_naive(const std::string& slot, const std::string& problem, double fraction,

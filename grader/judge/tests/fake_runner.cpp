@@ -3,7 +3,8 @@
 // garbage, sends too much, exits with status 0, floods its output — or answers properly ("ok").
 // With FAKE_RUNNER_PROFILER=<file> it says it runs on a GPU and plays the GPU's profiler, which
 // serves one process at a time: asked to count, it takes an exclusive lock on the file (held
-// until it exits), and answers as CUPTI does when another holds it.
+// until it exits), and answers as CUPTI does when another holds it; a call of "loads_N" then
+// reports one kernel, counted_kernel, that loaded N words from global memory.
 #include "convlab/wire.hpp"
 
 #include <csignal>
@@ -72,8 +73,8 @@ int main() {
       reply(kMagic, 0, w.take(), w.data().size());
       continue;
     }
+    static int held = -1;  // the fake profiler's lock, once taken
     if (op == Op::counting && profiler) {
-      static int held = -1;
       if (held < 0 && !payload.empty() && payload[0] != 0) {
         const int fd = ::open(profiler, O_RDWR | O_CREAT, 0600);
         if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) held = fd;
@@ -130,6 +131,13 @@ int main() {
     e.recorded = true;
     KernelLaunch k;
     k.name = "fake_kernel";
+    // "loads_N" while counting: one kernel that loaded N words from global memory.
+    if (held >= 0 && entry.rfind("loads_", 0) == 0) {
+      e.counts_available = e.counted_on_gpu = true;
+      k.name = "counted_kernel";
+      k.counted = true;
+      k.global_loads = std::strtoull(entry.c_str() + 6, nullptr, 10);
+    }
     e.launches.push_back(k);
     e.write(w);
     if (entry == "short") {  // the reply's frame says more than it sends, then the runner ends

@@ -1,9 +1,12 @@
 // The judge against a misbehaving runner (fake_runner.cpp): whatever the runner does — crash,
 // hang, garbage, a reply too long, an early exit, a flood of output — the call fails with a
 // RunnerError that says what happened, within the time limit, and the judge goes on.
+#include "convlab/record.hpp"
 #include "convlab/remote.hpp"
+#include "convlab/technique.hpp"
 #include "convlab/runner_words.hpp"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -178,6 +181,109 @@ TEST(Remote, ThePlainRunnerCountsOnceTheCountingRunnerHasQuit) {
   ::unsetenv("FAKE_RUNNER_PROFILER");
   use_fake();  // the runners end; the next test's start without the profiler
   std::filesystem::remove(lock);
+}
+
+// A speed test's count waits for the process's last speed test (technique.hpp, issue 29): the
+// profiler's start in the runner that timed is paid once, after every timed run. The waiting
+// test's record is held back; the last one counts its own call, then the waiting call on a problem
+// made again, on the same runner, and the waiting test gets its verdict there.
+struct FakeProfiler {
+  std::string lock = ::testing::TempDir() + "fake-profiler-deferred-" + std::to_string(::getpid());
+  FakeProfiler() {
+    ::setenv("FAKE_RUNNER_PROFILER", lock.c_str(), 1);
+    use_fake();
+  }
+  ~FakeProfiler() {
+    ::unsetenv("FAKE_RUNNER_PROFILER");
+    set_speed_tests_after(0);
+    (void)take_deferred_verdicts();
+    use_fake();
+    std::filesystem::remove(lock);
+  }
+};
+
+void speed_test(const std::string& name, int after) {
+  reset_current_record();
+  current_record().test = name;
+  set_speed_tests_after(after);
+  remote::begin_test(0, 1);
+  remote::call_raw("ok", "");  // its timed runs, on the plain runner
+}
+
+TEST(DeferredCounts, AWaitingCountIsMadeByTheLastSpeedTestOnTheRunnerThatTimed) {
+  FakeProfiler fake;
+  int made = 0;
+  // A launcher that loads 9 words per output where the baseline loads 1: off its technique.
+  const ProblemAgain again = [&made](const ProblemUse& use) {
+    ++made;
+    use([] { remote::call_raw("loads_900", ""); }, [] { remote::call_raw("loads_100", ""); });
+  };
+  const auto student = [] { remote::call_raw("loads_10", ""); };
+  const auto baseline = [] { remote::call_raw("loads_100", ""); };
+  speed_test("lab.speedup.b.first", 1);
+  expect_traffic_vs_baseline("b", "the first problem", 0.5, false, 100, student, baseline, again);
+  EXPECT_TRUE(current_record().count_deferred);
+  EXPECT_EQ(deferred_calls_waiting(), 1u);
+  EXPECT_EQ(made, 0);
+  speed_test("lab.speedup.a.last", 0);
+  expect_traffic_vs_baseline("a", "the last problem", 0.5, false, 100, student, baseline, again);
+  EXPECT_FALSE(current_record().count_deferred);
+  EXPECT_EQ(current_record().off_technique, "");  // its own call: 0.1 of the baseline's loads
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(deferred_calls_waiting(), 0u);
+  const auto verdicts = take_deferred_verdicts();
+  ASSERT_EQ(verdicts.count("lab.speedup.b.first"), 1u);
+  const DeferredVerdict& v = verdicts.at("lab.speedup.b.first");
+  EXPECT_NE(v.failure.find("b: on the timed problem the first problem"), std::string::npos) << v.failure;
+  // Its call's kernels are its own: in its verdict, and in the process's ledger under its slot.
+  EXPECT_EQ(v.kernels, std::vector<std::string>{"counted_kernel"});
+  ASSERT_TRUE(remote::kernels_launched().count("b"));
+  EXPECT_EQ(remote::kernels_launched().at("b").at("counted_kernel"), "lab.speedup.b.first");
+  EXPECT_EQ(current_record().test, "lab.speedup.a.last");
+  EXPECT_NE(v.off_technique.find("loaded 9 values per output from global memory"), std::string::npos) << v.off_technique;
+  EXPECT_NE(v.off_technique.find("the naive baseline loads 1"), std::string::npos) << v.off_technique;
+  EXPECT_EQ(v.counters_refused, "");
+}
+
+TEST(DeferredCounts, ACountWhoseRunnerWasReplacedIsNeverMade) {
+  FakeProfiler fake;
+  int made = 0;
+  const ProblemAgain again = [&made](const ProblemUse& use) {
+    ++made;
+    use([] { remote::call_raw("loads_100", ""); }, [] { remote::call_raw("loads_100", ""); });
+  };
+  speed_test("lab.speedup.a.first", 1);
+  expect_traffic_vs_baseline("a", "p", 0.5, false, 100, [] {}, [] {}, again);
+  EXPECT_EQ(deferred_calls_waiting(), 1u);
+  // The next speed test crashes its runner: the runner that timed the first is gone.
+  speed_test("lab.speedup.a.last", 0);
+  EXPECT_THROW(remote::call_raw("crash", ""), remote::RunnerError);
+  remote::begin_test(0, 2);
+  remote::call_raw("ok", "");
+  count_deferred_calls();  // the last speed test's end
+  EXPECT_EQ(made, 0);
+  EXPECT_EQ(deferred_calls_waiting(), 0u);
+  EXPECT_TRUE(take_deferred_verdicts().empty());  // no verdict: its record is never written
+}
+
+TEST(DeferredCounts, WithoutALaterSpeedTestTheCountIsMadeAtOnce) {
+  FakeProfiler fake;
+  int made = 0;
+  const ProblemAgain again = [&made](const ProblemUse&) { ++made; };
+  speed_test("lab.speedup.a.only", 0);
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter catcher(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD,
+                                                        &failures);
+    expect_traffic_vs_baseline("a", "p", 0.5, false, 100, [] { remote::call_raw("loads_900", ""); },
+                               [] { remote::call_raw("loads_100", ""); }, again);
+  }
+  ASSERT_EQ(failures.size(), 1);  // the test itself fails, at once
+  EXPECT_NE(std::string(failures.GetTestPartResult(0).message()).find("a: on the timed problem p"), std::string::npos);
+  EXPECT_FALSE(current_record().count_deferred);
+  EXPECT_NE(current_record().off_technique.find("loaded 9 values per output"), std::string::npos);
+  EXPECT_EQ(made, 0);
+  EXPECT_EQ(deferred_calls_waiting(), 0u);
 }
 
 }  // namespace

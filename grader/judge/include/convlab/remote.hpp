@@ -212,6 +212,10 @@ enum class Counted {
 /// counts every call in its one runner ("" always).
 std::string set_counting(bool on, Counted where = Counted::on_counting_runner);
 
+/// Which start of the plain runner serves the tests (0: none is running): a speed test's count
+/// that waits must be made on the runner that timed it (technique.hpp).
+std::uint64_t plain_runner_generation();
+
 /// Starts the counting runner ahead of its first use, without waiting: its start-up, the
 /// profiler's and a first counted session (on a kernel of the harness) happen while the plain
 /// runner serves the tests before it (issue 29). For a graders process that will run technique

@@ -141,9 +141,45 @@ void count_technique_calls();
 /// (said, and recorded as in count_technique_calls).
 /// `by_instructions`: compare load instructions (each warp's counted for its 32 threads) instead of
 /// 4-byte words (GraderSpec::traffic_count).
+///
+/// `again`, where given, lets the count wait (issue 29): the profiler's start in the runner that
+/// timed costs about 1 s, once per runner, and a runner that counted times nothing more. So where
+/// more speed tests follow in this process (set_speed_tests_after()), the test does not count: it
+/// leaves `again`, which makes the same problem afresh (its shape, filter and parameters; fresh
+/// inputs) and hands its student and baseline calls to the function it is given, and its record
+/// is held back (TestRecord::count_deferred). The last speed test of the process counts its own
+/// call and then each one left, on the same runner, after every timed run of the process; each
+/// held record then gets its verdict (take_deferred_verdicts()) and is written. A record whose
+/// count could not be made (the runner that timed it was replaced, or died while counting) is
+/// never written: `convlab grade` runs its grader again (batch.hpp), as for a test that did not run.
+using ProblemUse = std::function<void(const std::function<void()>& student, const std::function<void()>& baseline)>;
+using ProblemAgain = std::function<void(const ProblemUse& use)>;
 void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
                                 bool by_instructions, double outputs, const std::function<void()>& student,
-                                const std::function<void()>& baseline);
+                                const std::function<void()>& baseline, const ProblemAgain& again = {});
+
+/// How many speed tests this process runs after the one starting (the graders' listener sets it
+/// at each test's start; 0 where nobody does: every count is made at once).
+void set_speed_tests_after(int count);
+/// The count set last (set_speed_tests_after()).
+int speed_tests_after();
+
+/// A held-back speed test's verdict on its counted call (expect_traffic_vs_baseline's `again`).
+struct DeferredVerdict {
+  std::string failure;           ///< the failure, in the grader's words ("" if the count passed)
+  std::string off_technique;     ///< TestRecord::off_technique
+  std::string counters_refused;  ///< TestRecord::counters_refused
+  std::vector<std::string> kernels;  ///< the kernels its counted call launched (TestRecord::kernels)
+  std::string escaped;               ///< TestRecord::escaped of that call
+};
+/// The verdicts reached since the last call, by test name (the listener writes their records).
+std::map<std::string, DeferredVerdict> take_deferred_verdicts();
+/// Counts every call still waiting, on the runner that timed them (a speed test's end, when no
+/// speed test follows in the process: also where the last one did not count, skipped by its gate
+/// or stopped early). Never throws; a count that cannot be made is left out, its record unwritten.
+void count_deferred_calls();
+/// Speed tests whose calls still wait for their count (none after count_deferred_calls()).
+std::size_t deferred_calls_waiting();
 
 /// The CPU backend's side of the same rule, where no speed test runs: a correctness case of at
 /// least kLargeCase outputs, whose call the CPU backend counted (remote::calls()), must load at
