@@ -510,11 +510,10 @@ void expect_traffic_vs_baseline(const std::string& slot, const std::string& prob
                 slot.c_str(), problem.c_str());
     return;
   }
-  std::vector<Deferred> waiting = std::exchange(g_deferred, {});
+  // Its own call now; the calls that waited for it after it, at the test's end (count_deferred_calls).
   if (const std::string why = remote::set_counting(true, remote::Counted::on_this_runner); !why.empty()) {
     std::printf("note: the timed problem's loads were not counted: %s\n", why.c_str());
     current_record().counters_refused = why;
-    for (const auto& d : waiting) g_verdicts[d.test].counters_refused = why;
     return;
   }
   CountingOff off;
@@ -523,9 +522,6 @@ void expect_traffic_vs_baseline(const std::string& slot, const std::string& prob
     current_record().off_technique = found;
     ADD_FAILURE() << slot << ": on the timed problem " << problem << " " << found;
   }
-  // The counts that waited for this one, on the same runner (those of another are left out).
-  std::vector<Deferred> here = timed_here(std::move(waiting));
-  count_waiting(here);
 }
 
 void expect_counted_traffic_vs_naive(const std::string& slot, const std::string& problem, double fraction,

@@ -148,7 +148,8 @@ void count_technique_calls();
 /// leaves `again`, which makes the same problem afresh (its shape, filter and parameters; fresh
 /// inputs) and hands its student and baseline calls to the function it is given, and its record
 /// is held back (TestRecord::count_deferred). The last speed test of the process counts its own
-/// call and then each one left, on the same runner, after every timed run of the process; each
+/// call, and at its end each one left (count_deferred_calls(), from the graders' test wrapper), on
+/// the same runner, after every timed run of the process; each
 /// held record then gets its verdict (take_deferred_verdicts()) and is written. A record whose
 /// count could not be made (the runner that timed it was replaced, or died while counting) is
 /// never written: `convlab grade` runs its grader again (batch.hpp), as for a test that did not run.
