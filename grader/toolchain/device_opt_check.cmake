@@ -78,6 +78,18 @@ foreach(level O1 G)
   find_command("${commands}" "grader/toolchain/cases/downward_taps[.]cu$" "convlab_case_downward_taps[.]dir" case_default)
   matches("${kernels}" "${flag_regex}" ok)
   pass(${ok} "CONVLAB_DEVICE_OPT=${level}: lab 01's kernels are compiled with its flags")
+  # -G overrides nvcc's split compilation (and warns); -Xptxas -O1 keeps it.
+  matches("${kernels}" " --split-compile=0( |$)" split)
+  if(level STREQUAL "G")
+    if(split)
+      set(ok FALSE)
+    else()
+      set(ok TRUE)
+    endif()
+    pass(${ok} "CONVLAB_DEVICE_OPT=G: lab 01's kernels are not split-compiled")
+  else()
+    pass(${split} "CONVLAB_DEVICE_OPT=${level}: lab 01's kernels are split-compiled (--split-compile=0)")
+  endif()
   foreach(other ptx harness case_default)
     matches("${${other}}" "." ok)
     pass(${ok} "CONVLAB_DEVICE_OPT=${level}: ${other} has a compile command")
@@ -108,6 +120,9 @@ pass(${ok} "CONVLAB_DEVICE_OPT='': the kernels' compilation keeps its PTX (--kee
 find_command("${commands}" "starter_code/01-conv-basic/conv_basic[.]cu$" "[.]ptx( |$)" ptx)
 matches("${ptx}" "^$" ok)
 pass(${ok} "CONVLAB_DEVICE_OPT='': ... and the file is not compiled a second time for its PTX")
+# nvcc optimises a file's kernels on every core (issue 29): the kernels and the harness.
+matches("${kernels}" " --split-compile=0( |$)" ok)
+pass(${ok} "CONVLAB_DEVICE_OPT='': the kernels are split-compiled (--split-compile=0)")
 
 execute_process(COMMAND "${CMAKE_COMMAND}" -S "${ROOT}" -B "${WORK}/bad" -G Ninja -DCONVLAB_DEVICE_OPT=O3
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
