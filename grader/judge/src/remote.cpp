@@ -60,6 +60,23 @@ Connection g_runners[2];
 int g_which = 0;                                  // the runner requests go to
 std::uint64_t g_generations = 0;                  // starts so far, of either runner
 Connection& conn() { return g_runners[g_which]; }
+// Sends the requests of its scope to runner `which`, and gives the choice back at the scope's end,
+// an exception's included, unless keep() was called (set_counting's counting runner stays current
+// until the counted work is done).
+class RunnerChoice {
+public:
+  explicit RunnerChoice(int which) : was_(g_which) { g_which = which; }
+  ~RunnerChoice() {
+    if (!kept_) g_which = was_;
+  }
+  RunnerChoice(const RunnerChoice&) = delete;
+  RunnerChoice& operator=(const RunnerChoice&) = delete;
+  void keep() { kept_ = true; }
+
+private:
+  int was_;
+  bool kept_ = false;
+};
 // Who holds each allocation and stream: freed there, whichever runner is current.
 std::map<std::uint64_t, std::pair<int, std::uint64_t>> g_owner;  // address -> runner, its generation
 DeviceStatus g_status;
@@ -692,26 +709,19 @@ std::string set_counting(bool on, Counted where) {
     return why;
   }
   if (!g_counters_refused.empty()) return g_counters_refused;
-  const int was = g_which;
-  if (where == Counted::on_counting_runner && g_which == 0) {
-    drain_printed(std::size_t(1) << 20);
-    g_which = 1;
-  }
+  const bool to_counting_runner = where == Counted::on_counting_runner && g_which == 0;
+  if (to_counting_runner) drain_printed(std::size_t(1) << 20);
+  RunnerChoice choice(to_counting_runner ? 1 : g_which);
   if (conn().started && !conn().pending.empty()) {  // started ahead (prestart_counting): its answers
     const auto t = std::chrono::steady_clock::now();
-    try {
-      settle();
-    } catch (...) {
-      g_which = was;
-      throw;
-    }
+    settle();
     g_seconds["counting"] += seconds_since(t);
-    if (!g_counters_refused.empty()) {
-      g_which = was;
-      return g_counters_refused;
-    }
+    if (!g_counters_refused.empty()) return g_counters_refused;
   }
-  if (conn().started && conn().counting) return {};
+  if (conn().started && conn().counting) {
+    choice.keep();
+    return {};
+  }
   if (g_which == 0) {
     // The GPU's profiler serves one context at a time: while the counting runner holds it, the
     // plain runner's counters are refused as busy (CUPTI_ERROR_HARDWARE_BUSY, seen on an H100 in
@@ -719,22 +729,17 @@ std::string set_counting(bool on, Counted where) {
     // first, and starts again when a later test counts there.
     if (g_runners[1].started) {
       const auto t = std::chrono::steady_clock::now();
-      g_which = 1;
-      quit();
-      g_which = 0;
+      {
+        RunnerChoice counting_runner(1);
+        quit();
+      }
       g_seconds["counting"] += seconds_since(t);
     }
     // The plain runner, asked to count, keeps the profiler from here on: replaced before the next test.
     conn().restart = true;
   }
-  std::string why;
-  try {
-    why = counting_reply(request(Op::counting, std::string(1, '\1'), "switching the GPU's counters on"));
-  } catch (...) {
-    g_which = was;
-    throw;
-  }
-  if (!why.empty()) g_which = was;
+  const std::string why = counting_reply(request(Op::counting, std::string(1, '\1'), "switching the GPU's counters on"));
+  if (why.empty()) choice.keep();
   return why;
 }
 
@@ -774,8 +779,7 @@ std::uint64_t plain_runner_generation() { return g_runners[0].started ? g_runner
 void prestart_counting() {
 #ifndef CONVLAB_BACKEND_CPU
   if (g_runners[1].started || !g_counters_refused.empty()) return;
-  const int was = g_which;
-  g_which = 1;
+  RunnerChoice counting_runner(1);
   try {
     start(true);  // its hello is read when the runner is first used
     send_request(Op::counting, std::string(1, '\2'));  // counters on, and a first session to warm up
@@ -783,7 +787,6 @@ void prestart_counting() {
   } catch (const std::exception&) {
     if (conn().started) stop(true);  // it starts again, as before, when a test counts
   }
-  g_which = was;
 #endif
 }
 
