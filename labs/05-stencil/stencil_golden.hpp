@@ -140,6 +140,25 @@ inline Field run(const std::vector<float>& u0, const Shape& s, const Coeffs& c, 
   return a;
 }
 
+/// The largest per-cell bound of run()'s field after `steps` sweeps from a state of magnitudes at
+/// most `largest`, without the field: the recursion above with every cell at its worst (W the
+/// sweep's |weights| summed; the magnitudes \f$M \leftarrow W \max(M, |wall|)\f$, the bound
+/// \f$B \leftarrow (1+\gamma) W B + \gamma W \max(M, |wall|) + m\,\mathrm{FLT\_MIN}\f$).
+/// An upper bound of every cell's, for checks made on the device without the golden field.
+inline double largest_bound(const Coeffs& c, float wall, bool three_d, int steps, double largest) {
+  const int m = three_d ? 7 : 5;
+  const double g = gamma(m + 1);
+  const double w = std::fabs(double(c.c0)) + 2 * std::fabs(double(c.cx)) + 2 * std::fabs(double(c.cy)) +
+                   (three_d ? 2 * std::fabs(double(c.cz)) : 0.0);
+  double mag = largest, bound = 0;
+  for (int t = 0; t < steps; ++t) {
+    const double seen = std::max(mag, std::fabs(double(wall)));
+    bound = (1 + g) * w * bound + g * w * seen + m * double(FLT_MIN);
+    mag = w * seen;
+  }
+  return bound;
+}
+
 /// The golden values and bounds as the comparator's convlab::Golden (convlab/compare.hpp), for
 /// a sweep of `m` terms (7 in 3D, 5 in 2D): its tolerance, \f$\gamma_{m+1}\f$ times the magnitude
 /// plus m FLT_MIN, is then at least the bound carried by the golden model.

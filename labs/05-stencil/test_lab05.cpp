@@ -539,24 +539,6 @@ baseline::StencilArgs baseline_args(const Case& c, const Params& p, const float*
   return a;
 }
 
-// The largest per-cell rounding bound of golden::run()'s field after `steps` sweeps from a state of
-// magnitudes at most `largest` (stencil_golden.hpp's recursion with every cell at its worst: the
-// sweep's |weights| summed, W; the magnitudes M <- W max(M, |wall|), the bound B <- (1+g) W B +
-// g W max(M, |wall|) + m FLT_MIN): an upper bound of the golden model's, without the field.
-double largest_bound(const Params& p, bool three_d, int steps, double largest) {
-  const int m = three_d ? 7 : 5;
-  const double g = gamma(m + 1);
-  const double w = std::fabs(double(p.c.c0)) + 2 * std::fabs(double(p.c.cx)) + 2 * std::fabs(double(p.c.cy)) +
-                   (three_d ? 2 * std::fabs(double(p.c.cz)) : 0.0);
-  double mag = largest, bound = 0;
-  for (int t = 0; t < steps; ++t) {
-    const double seen = std::max(mag, std::fabs(double(p.wall)));
-    bound = (1 + g) * w * bound + g * w * seen + m * double(FLT_MIN);
-    mag = w * seen;
-  }
-  return bound;
-}
-
 // Times `student` (c.steps sweeps from the initial state in d_u; returns the buffer holding the
 // result) against the grader-owned naive sweep repeated c.steps times, interleaved, after
 // checking the student's result on the timed problem (correctness gates speed). The runner times
@@ -627,7 +609,7 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
   // magnitude, 1, and the wall; twice that again is the margin.
   setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(result),
                                  reinterpret_cast<std::uintptr_t>(baseline_out.get()), s.cells(),
-                                 4 * largest_bound(p, c.three_d(), c.steps, 1.0)};
+                                 4 * golden::largest_bound(p.c, p.wall, c.three_d(), c.steps, 1.0)};
   // The least traffic: one read and one write of the grid (temporal blocking may fuse every step).
   setup.ideal_bytes = 2.0 * double(s.cells()) * sizeof(float);
   SpeedPolicy policy;
@@ -1117,6 +1099,31 @@ void register_lab05(Registry& reg) {
     std::vector<float> u1(one.value.begin(), one.value.end());
     EXPECT_EQ(golden::run(u1, s, c, false, 1).value, two.value);
     for (std::size_t k = 0; k < u.size(); ++k) EXPECT_GT(two.bound[k], one.bound[k]);
+  });
+  // The speed tests' tolerance (largest_bound, no field) covers every cell's bound of the golden
+  // field, for each boundary condition, in 2D and 3D, and is not slack by more than the worst
+  // case's own margin (a bound a thousand times too large would let wrong results through).
+  reg.cpu("cpu", "golden", "largest_bound_covers_every_cell", [] {
+    for (const bool three_d : {false, true})
+      for (const Boundary bc : {Boundary::dirichlet, Boundary::neumann, Boundary::periodic}) {
+        const std::uint64_t seed = test_seed(std::string("lab05.cpu.largest_bound.") + (three_d ? "3d." : "2d.") +
+                                             to_string(bc));
+        const Params p = draw_params(seed, three_d);
+        Shape s;
+        s.nx = 13;
+        s.ny = 11;
+        s.nz = three_d ? 7 : 1;
+        s.bc = bc;
+        s.wall = p.wall;
+        const std::vector<float> u0 = random_floats(s.cells(), seed);
+        for (const int steps : {1, 4, 9}) {
+          const Field f = golden::run(u0, s, p.c, three_d, steps);
+          const double most = *std::max_element(f.bound.begin(), f.bound.end());
+          const double bound = golden::largest_bound(p.c, p.wall, three_d, steps, 1.0);
+          EXPECT_GE(bound, most) << "seed " << seed << ", " << steps << " steps";
+          EXPECT_LT(bound, 50 * most) << "seed " << seed << ", " << steps << " steps";
+        }
+      }
   });
 }
 

@@ -11,7 +11,6 @@
 
 #include <cxxabi.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -65,18 +64,6 @@ std::string short_name(const char* mangled) {
   return s.substr(start, end - start);
 }
 
-bool given_stream(const State& st, cudaStream_t s) {
-  return std::find(st.given.begin(), st.given.end(), s) != st.given.end();
-}
-
-std::int32_t arg_of(const State& st, const void* p) {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  for (std::size_t i = 0; i < st.args.size(); ++i)
-    if (st.args[i].end > st.args[i].begin && a >= st.args[i].begin && a < st.args[i].end)
-      return static_cast<std::int32_t>(i);
-  return -1;
-}
-
 // True when the call is the student's work of the call being recorded; counts stray work.
 bool noting(State& st) {
   if (std::this_thread::get_id() != st.serving) {
@@ -104,7 +91,7 @@ void note_launch(const void* function, dim3 g, dim3 b, std::size_t shared, cudaS
   k.block[0] = b.x, k.block[1] = b.y, k.block[2] = b.z;
   k.dynamic_shared = shared;
   k.stream = reinterpret_cast<std::uintptr_t>(s);
-  k.on_given_stream = given_stream(st, s);
+  k.on_given_stream = given_stream(st.given, s);
   if (!k.on_given_stream) st.other_streams.push_back(s);
   st.evidence.launches.push_back(std::move(k));
 }
@@ -117,9 +104,9 @@ void note_transfer(wire::Transfer::Kind kind, void* dst, const void* src, std::s
   wire::Transfer t;
   t.kind = kind;
   t.bytes = bytes;
-  t.dst_arg = arg_of(st, dst);
-  t.src_arg = src ? arg_of(st, src) : -1;
-  t.on_given_stream = !async || given_stream(st, s);
+  t.dst_arg = arg_of(st.args, dst);
+  t.src_arg = src ? arg_of(st.args, src) : -1;
+  t.on_given_stream = !async || given_stream(st.given, s);
   if (!t.on_given_stream) st.other_streams.push_back(s);
   st.evidence.transfers.push_back(t);
 }

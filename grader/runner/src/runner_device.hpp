@@ -18,6 +18,21 @@ struct PointerArg {
   bool writable = false;              ///< the parameter is not pointer-to-const
 };
 
+/// True when `s` is one of the streams the call was given (the recorders of both backends).
+inline bool given_stream(const std::vector<cudaStream_t>& given, cudaStream_t s) {
+  for (cudaStream_t g : given)
+    if (g == s) return true;
+  return false;
+}
+
+/// The index of the pointer argument whose allocation holds `p`, or -1 (both backends).
+inline std::int32_t arg_of(const std::vector<PointerArg>& args, const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i].end > args[i].begin && a >= args[i].begin && a < args[i].end) return static_cast<std::int32_t>(i);
+  return -1;
+}
+
 /// Remembers the thread that serves the judge: work started from any other thread is stray.
 void recorder_init();
 /// The student's code is about to run: record its launches, copies and allocations from now on.
