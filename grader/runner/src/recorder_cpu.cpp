@@ -5,7 +5,6 @@
 
 #include <convlab_cpu/records.hpp>
 
-
 namespace convlab::runner {
 namespace {
 
