@@ -1,7 +1,8 @@
 // The GPU's own counters of each kernel a call launched (issue 27, item 2): how many values each
 // kernel loaded from and stored to global and shared memory, counted by the hardware while the
-// kernel ran, through CUPTI's range profiler (one range per kernel, each kernel replayed until all
-// the counters are collected; device memory is restored between replays). Used by the runner on
+// kernel ran, through CUPTI's range profiler (one range per kernel; where the counters take one
+// pass, as on Hopper, the call runs once and is counted as it runs, else CUPTI replays each kernel,
+// device memory restored between replays, until every counter is read). Used by the runner on
 // a GPU when the judge asks for counts (wire::Op::counting); the CPU backend counts by itself.
 #pragma once
 
@@ -41,6 +42,7 @@ public:
 
 private:
   bool tried_ = false, ok_ = false, active_ = false;
+  bool one_pass_ = false;  // the metrics fit one pass: user replay of the call itself (see the .cpp)
   std::string why_;
   void* host_ = nullptr;     // CUpti_Profiler_Host_Object*
   void* profiler_ = nullptr; // CUpti_RangeProfiler_Object*
