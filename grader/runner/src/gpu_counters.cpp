@@ -78,7 +78,7 @@ std::string refused(CUptiResult r, const char* what) {
   return std::string("CUPTI could not set up the counters (") + what + ": " + words(r) + ")";
 }
 
-constexpr std::size_t kMaxRanges = 512;  // kernels counted in one call
+constexpr std::size_t kMaxRanges = GpuCounters::kMaxKernels;
 
 // The counters are one per GPU: while another context counts (`ctest -j` runs technique tests
 // side by side), CUPTI answers CUPTI_ERROR_HARDWARE_BUSY (seen on an H100, from the counter
@@ -290,8 +290,7 @@ std::vector<KernelCounts> GpuCounters::end() {
   decode.pRangeProfilerObject = obj;
   check(cuptiRangeProfilerDecodeData(&decode), "decode");
   if (decode.numOfRangeDropped > 0)
-    throw std::runtime_error("CUPTI dropped " + std::to_string(decode.numOfRangeDropped) +
-                             " kernels' counts (more than " + std::to_string(kMaxRanges) + " launches in one call)");
+    throw std::runtime_error(too_many_launches(kMaxRanges + decode.numOfRangeDropped));
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{};
   info.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
   info.pCounterDataImage = counter_data_.data();
@@ -352,4 +351,9 @@ void GpuCounters::begin() { throw std::runtime_error("the GPU counters are not r
 std::vector<KernelCounts> GpuCounters::end() { throw std::runtime_error("the GPU counters were not started"); }
 
 #endif
+std::string GpuCounters::too_many_launches(std::size_t launched) {
+  return "this call launched " + std::to_string(launched) + " kernels; the GPU's counters count at most " +
+         std::to_string(kMaxKernels) + " launches of one call (loop inside a kernel, or launch fewer, larger grids)";
+}
+
 }  // namespace convlab::runner

@@ -408,7 +408,16 @@ private:
     o.run_error = cudaDeviceSynchronize();
     if (recording) o.evidence = record_end();
 #ifndef CONVLAB_BACKEND_CPU
-    if (counting) attach_counts(counters_.end(), o.evidence);
+    if (counting) {
+      const std::vector<KernelCounts> counts = counters_.end();
+      // The profiler counts at most kMaxKernels launches of a call, and the rest would go unjudged
+      // (a flood of empty launches hiding a decoy): such a call fails, as if it had thrown, with why.
+      if (counts.size() >= GpuCounters::kMaxKernels && o.evidence.launches.size() > counts.size()) {
+        if (o.kind == 0) o.kind = 2, o.message = GpuCounters::too_many_launches(o.evidence.launches.size());
+      } else {
+        attach_counts(counts, o.evidence);
+      }
+    }
 #endif
     o.result = result.take();
     // A pointer an entry returned may come back as an argument (an opaque handle).
