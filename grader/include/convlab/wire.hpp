@@ -30,6 +30,19 @@ inline constexpr std::uint32_t kVersion = 2;
 /// The largest frame payload either side accepts (bulk data goes through the window instead).
 inline constexpr std::uint64_t kMaxPayload = std::uint64_t(64) << 20;
 
+/// The most kernels of one counted call (a technique test's, or the call after a speed test's timed
+/// runs). The GPU's counters count no more (grader/runner/src/gpu_counters.hpp says why), and a call
+/// with more is not judged on part of its launches: on a GPU the runner fails it, on the CPU backend,
+/// which counts every launch, the technique test does, in the same words (too_many_launches()).
+inline constexpr std::size_t kMaxCountedLaunches = 128;
+
+/// Why a counted call that launched `launched` kernels (more than kMaxCountedLaunches) fails.
+inline std::string too_many_launches(std::size_t launched) {
+  return "this call launched " + std::to_string(launched) + " kernels; the GPU's counters count at most " +
+         std::to_string(kMaxCountedLaunches) +
+         " launches of one call (loop inside a kernel, or launch fewer, larger grids)";
+}
+
 /// What the judge asks for.
 enum class Op : std::uint32_t {
   hello = 1,       ///< -> version, lab, backend, device status, entry names

@@ -6,8 +6,8 @@
 // session size and initialise a counter-data image, set the configuration (one range per kernel),
 // start, run, stop, decode, then evaluate each range's metrics on the host.
 //
-// Replay: where the metrics fit in one pass (every chip seen so far: the five counts below are one
-// pass on an H100 and an H200), the session is a user replay of one pass: the call runs once, as it
+// Replay: where the metrics fit in one pass (the five counts below are one pass on the GH100 chip of
+// the H100 and the H200, seen on an H200), the session is a user replay of one pass: the call runs once, as it
 // would anyway, and each kernel is counted as it runs. Kernel replay, which CUPTI needs where they
 // take more passes, saves and restores device memory around each kernel and, measured on an H200
 // (CUDA 13.0), costs about 65 ms more on every second kernel of a session, however small: a call of
@@ -290,7 +290,7 @@ std::vector<KernelCounts> GpuCounters::end() {
   decode.pRangeProfilerObject = obj;
   check(cuptiRangeProfilerDecodeData(&decode), "decode");
   if (decode.numOfRangeDropped > 0)
-    throw std::runtime_error(too_many_launches(kMaxRanges + decode.numOfRangeDropped));
+    throw std::runtime_error(wire::too_many_launches(kMaxRanges + decode.numOfRangeDropped));
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{};
   info.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
   info.pCounterDataImage = counter_data_.data();
@@ -351,9 +351,4 @@ void GpuCounters::begin() { throw std::runtime_error("the GPU counters are not r
 std::vector<KernelCounts> GpuCounters::end() { throw std::runtime_error("the GPU counters were not started"); }
 
 #endif
-std::string GpuCounters::too_many_launches(std::size_t launched) {
-  return "this call launched " + std::to_string(launched) + " kernels; the GPU's counters count at most " +
-         std::to_string(kMaxKernels) + " launches of one call (loop inside a kernel, or launch fewer, larger grids)";
-}
-
 }  // namespace convlab::runner

@@ -106,6 +106,9 @@ TechniqueRule outputs_per_thread(double at_least);
 TechniqueRule launches(int at_least, int at_most);
 /// Every launch went to the stream the launcher was given, from the launcher's own thread.
 TechniqueRule on_given_stream();
+/// No call launched more kernels than the GPU's counters count in one (wire::kMaxCountedLaunches).
+/// On a GPU the runner fails such a call itself; this says the same on the CPU backend.
+TechniqueRule countable_calls();
 
 /// Runs `rule` on the calls made since the test began (remote::calls()) and records a failure,
 /// "<slot>: <what it saw>; the lab asks for <asks>", if it does not hold; prints the traffic line.
