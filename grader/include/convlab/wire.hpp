@@ -31,7 +31,7 @@ inline constexpr std::uint32_t kVersion = 2;
 inline constexpr std::uint64_t kMaxPayload = std::uint64_t(64) << 20;
 
 /// The most kernels of one counted call (a technique test's, or the call after a speed test's timed
-/// runs). The GPU's counters count no more (grader/runner/src/gpu_counters.hpp says why), and a call
+/// runs). The GPU's counters count no more (grader/runner/src/gpu_counters.cpp says why), and a call
 /// with more is not judged on part of its launches: on a GPU the runner fails it, on the CPU backend,
 /// which counts every launch, the technique test does, in the same words (too_many_launches()).
 inline constexpr std::size_t kMaxCountedLaunches = 128;

@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "convlab/wire.hpp"
-
 namespace convlab::runner {
 
 /// What the counters saw one kernel do. Loads and stores are in 4-byte words (a float4 load is
@@ -32,17 +30,6 @@ public:
   ~GpuCounters();
   GpuCounters(const GpuCounters&) = delete;
   GpuCounters& operator=(const GpuCounters&) = delete;
-
-  /// The most kernels counted in one call (wire::kMaxCountedLaunches, which the judge knows too).
-  /// CUPTI's counter-data image holds this many ranges (about 92 KB each), and its size is what
-  /// most of the profiler's fixed costs follow: measured on an H200 (CUDA 13.0), with 512 ranges
-  /// (47 MB) a session's set-up took 14 ms, every second stop 60-70 ms more and the first session
-  /// 0.55-0.75 s; with 128 (12 MB) 2-3 ms, 15 ms and 0.26 s. The most a reference launches in a
-  /// counted call is 18 (lab 5's Jacobi solver, 10 sweeps): this leaves room for an honest design
-  /// that launches a few kernels a sweep. A call that launches more is not judged on partial
-  /// counts: the runner fails it with wire::too_many_launches() (seen on the H200: the profiler
-  /// counts the first 128 kernels of such a call and reports none dropped).
-  static constexpr std::size_t kMaxKernels = wire::kMaxCountedLaunches;
 
   /// Sets the profiler up on the current context once; false, with `why` in plain words, when
   /// this machine refuses the counters (not allowed for this user, not supported, a virtual GPU).

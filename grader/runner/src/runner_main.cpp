@@ -410,9 +410,10 @@ private:
 #ifndef CONVLAB_BACKEND_CPU
     if (counting) {
       const std::vector<KernelCounts> counts = counters_.end();
-      // The profiler counts at most kMaxKernels launches of a call, and the rest would go unjudged
-      // (a flood of empty launches hiding a decoy): such a call fails, as if it had thrown, with why.
-      if (counts.size() >= GpuCounters::kMaxKernels && o.evidence.launches.size() > counts.size()) {
+      // The profiler counts at most wire::kMaxCountedLaunches launches of a call, and the rest would
+      // go unjudged (a flood of empty launches hiding a decoy): such a call fails, as if it had
+      // thrown, with why.
+      if (o.evidence.launches.size() > wire::kMaxCountedLaunches) {
         if (o.kind == 0) o.kind = 2, o.message = wire::too_many_launches(o.evidence.launches.size());
       } else {
         attach_counts(counts, o.evidence);
