@@ -242,13 +242,35 @@ Conv2dArgs args2d(const Problem& p, cudaStream_t s) {
           p.h_col.empty() ? nullptr : p.h_col.data()};
 }
 
+// The sizes on which the naive baseline's loads per output are counted for a speed test's count
+// (expect_traffic_vs_baseline's yardstick): a few million outputs, not multiples of a tile.
+constexpr int kYardstick1d = 4194307;
+constexpr std::pair<int, int> kYardstick2d{2053, 2047};
+
+// The baseline alone on a problem of w x h at radius r (the same filter kind; inputs from the
+// test's seed): a speed test's yardstick (technique.hpp).
+template <class Fn, class MakeArgs>
+Yardstick baseline_yardstick(int w, int h, int r, bool two_d, FilterKind kind, const Fn& baseline, MakeArgs make_args) {
+  return [=, seed = current_seed()](const BaselineUse& use) {
+    Problem q(w, h, r, two_d, seed, kind, Inputs::device);
+    DeviceBuffer<float> out(q.count);
+    use(
+        [&] {
+          auto a = make_args(q);
+          a.d_out = out.get();
+          baseline(a);
+        },
+        double(q.count));
+  };
+}
+
 void require_valid(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("convlab testbed: invalid case: " + what);
 }
 
 void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& student,
                  const std::function<void(float*, cudaStream_t)>& baseline, const std::string& what,
-                 const GraderSpec& grader, const ProblemAgain& again) {
+                 const GraderSpec& grader, const ProblemAgain& again, const Yardstick& yardstick) {
   // A launcher that fails, or computes elsewhere than on the device, is not timed. Whether its
   // outputs are right is checked against the baseline's after every timed run (the first round's
   // first run included): a wrong kernel earns no speed-up.
@@ -289,7 +311,7 @@ void speed_check(Problem& p, const std::function<void(float*, cudaStream_t)>& st
   expect_traffic_vs_baseline(grader.id.substr(grader.id.find('.') + 1), what.substr(0, what.find(" vs ")),
                              grader.traffic_vs_baseline, grader.traffic_count == "instructions", double(p.count),
                              [&] { student(p.d_out.data(), p.stream.s); }, [&] { baseline(baseline_out.get(), p.stream.s); },
-                             again);
+                             again, yardstick);
 }
 
 }  // namespace
@@ -340,7 +362,11 @@ void check_conv1d_speed(const Conv1dFn& kernel, const Conv1dFn& baseline, const 
     };
     use([&] { call(kernel, q.d_out.data()); }, [&] { call(baseline, baseline_out.get()); });
   };
-  speed_check(p, call(kernel), call(baseline), "conv1d " + c.name() + " vs the " + baseline_name, grader, again);
+  // The baseline's loads per output, for the count after the timed runs, on 4 M outputs at the same radius.
+  const Yardstick yardstick = baseline_yardstick(std::min(c.n, kYardstick1d), 1, c.radius, false, FilterKind::random,
+                                                 baseline, [](Problem& q) { return args1d(q, q.stream.s); });
+  speed_check(p, call(kernel), call(baseline), "conv1d " + c.name() + " vs the " + baseline_name, grader, again,
+              yardstick);
 }
 
 void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const std::string& baseline_name,
@@ -364,7 +390,13 @@ void check_conv2d_speed(const Conv2dFn& kernel, const Conv2dFn& baseline, const 
     };
     use([&] { call(kernel, q.d_out.data()); }, [&] { call(baseline, baseline_out.get()); });
   };
-  speed_check(p, call(kernel), call(baseline), "conv2d " + c.name() + " vs the " + baseline_name, grader, again);
+  // The baseline's loads per output, for the count after the timed runs, on 2053 x 2047 at the same
+  // radius and filter.
+  const Yardstick yardstick =
+      baseline_yardstick(std::min(c.width, kYardstick2d.first), std::min(c.height, kYardstick2d.second), c.radius, true,
+                         options.filter, baseline, [](Problem& q) { return args2d(q, q.stream.s); });
+  speed_check(p, call(kernel), call(baseline), "conv2d " + c.name() + " vs the " + baseline_name, grader, again,
+              yardstick);
 }
 
 namespace {

@@ -539,6 +539,15 @@ baseline::StencilArgs baseline_args(const Case& c, const Params& p, const float*
   return a;
 }
 
+// The naive baseline's c.steps sweeps from `a` (a and b swapped after each).
+void baseline_steps(const Case& c, const Params& p, float* a, float* b, cudaStream_t s) {
+  for (int t = 0; t < c.steps; ++t) {
+    if (c.three_d()) baseline::stencil3d_naive(baseline_args(c, p, a, b, s));
+    else baseline::stencil2d_naive(baseline_args(c, p, a, b, s));
+    std::swap(a, b);
+  }
+}
+
 // Times `student` (c.steps sweeps from the initial state in d_u; returns the buffer holding the
 // result) against the grader-owned naive sweep repeated c.steps times, interleaved, after
 // checking the student's result on the timed problem (correctness gates speed). The runner times
@@ -564,15 +573,7 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
     CONVLAB_CUDA_CHECK(cudaMemcpyAsync(d_u.get(), d_init.get(), d_u.bytes(), cudaMemcpyDeviceToDevice, st));
     CONVLAB_CUDA_CHECK(cudaMemsetAsync(d_tmp.get(), 0xFF, d_tmp.bytes(), st));
   };
-  const auto baseline = [&](cudaStream_t st) {
-    float* a = b_u.get();
-    float* b = b_tmp.get();
-    for (int t = 0; t < c.steps; ++t) {
-      if (c.three_d()) baseline::stencil3d_naive(baseline_args(c, p, a, b, st));
-      else baseline::stencil2d_naive(baseline_args(c, p, a, b, st));
-      std::swap(a, b);
-    }
-  };
+  const auto baseline = [&](cudaStream_t st) { baseline_steps(c, p, b_u.get(), b_tmp.get(), st); };
   Stream stream;
   prepare(stream.s);
   if (const std::string err = run(student, stream.s); !err.empty()) {
@@ -630,15 +631,19 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
           if (c.three_d()) k3(u.get(), tmp.get(), grid3d(c, p.wall), p.c, c.steps, st.s);
           else k2(u.get(), tmp.get(), grid2d(c, p.wall), p.c, c.steps, st.s);
         },
-        [&] {
-          float* a = bu.get();
-          float* b = btmp.get();
-          for (int t = 0; t < c.steps; ++t) {
-            if (c.three_d()) baseline::stencil3d_naive(baseline_args(c, p, a, b, st.s));
-            else baseline::stencil2d_naive(baseline_args(c, p, a, b, st.s));
-            std::swap(a, b);
-          }
-        });
+        [&] { baseline_steps(c, p, bu.get(), btmp.get(), st.s); });
+  };
+  // The baseline's loads per output, for that count, on a grid of about 4 M points of the same kind
+  // (its boundary, coefficients and steps): the yardstick of technique.hpp.
+  const Yardstick yardstick = [c, p, seed = current_seed()](const BaselineUse& use) {
+    Case small = c;
+    if (c.three_d()) small.nx = std::min(c.nx, 161), small.ny = std::min(c.ny, 159), small.nz = std::min(c.nz, 163);
+    else small.nx = std::min(c.nx, 2053), small.ny = std::min(c.ny, 2047);
+    const std::size_t cells = std::size_t(small.nx) * small.ny * (small.three_d() ? small.nz : 1);
+    DeviceBuffer<float> bu(cells), btmp(cells);
+    remote::random_fill(bu.get(), cells, seed);
+    Stream st;
+    use([&] { baseline_steps(small, p, bu.get(), btmp.get(), st.s); }, double(cells) * small.steps);
   };
   // What ran when the slot was timed must be its technique: one more call of each, counted by the GPU.
   expect_traffic_vs_baseline(grader.id.substr(grader.id.find('.') + 1), what.substr(0, what.find(" vs ")),
@@ -648,7 +653,7 @@ void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const Grad
                                prepare(stream.s);
                                student(stream.s);
                              },
-                             [&] { baseline(stream.s); }, again);
+                             [&] { baseline(stream.s); }, again, yardstick);
 }
 
 // A single-sweep kernel as a one-step "steps" function (for the speed graders).

@@ -60,7 +60,8 @@ enum class Op : std::uint32_t {
   ceilings = 13,   ///< -> copy bandwidth, FP32 peak (measured once per runner)
   random_fill = 14,  ///< address, count, nonce: uniform floats in [-1, 1) made on the device
   quit = 15,
-  counting = 16,   ///< u8 on/off: count each kernel of the next calls with the GPU's counters -> "" or why not
+  counting = 16,   ///< u8 0 off, 1 on, 2 on + a warm-up session, 3 set up in the background (not on yet): count each
+                   ///< kernel of the next calls with the GPU's counters -> "" or why not
 };
 
 /// How a reply ends: ok, or the request failed in the harness (not in student code).

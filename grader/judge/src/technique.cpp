@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -374,6 +375,7 @@ struct Deferred {
   bool by_instructions = false;
   ProblemAgain again;
   std::uint64_t runner = 0;  // the plain runner's start that timed it
+  Yardstick yardstick;
 };
 std::vector<Deferred> g_deferred;
 std::map<std::string, DeferredVerdict> g_verdicts;
@@ -384,14 +386,23 @@ int g_speed_tests_after = 0;
 // baseline's; a note when the counters did not match the launches.
 std::string counted_traffic(const std::string& slot, const std::string& problem, double fraction,
                             bool by_instructions, double outputs, const std::function<void()>& student,
-                            const std::function<void()>& baseline) {
-  const auto counted_call = [outputs](const std::function<void()>& call) {
+                            const std::function<void()>& baseline, const Yardstick& yardstick) {
+  const auto counted_call = [](const std::function<void()>& call, double n) {
     remote::clear_calls();
     call();
-    return TechniqueView(remote::calls(), outputs, 1);
+    return TechniqueView(remote::calls(), n, 1);
   };
-  const TechniqueView b = counted_call(baseline);
-  const TechniqueView s = counted_call(student);
+  // The baseline's loads per output: on a smaller problem of the same kind where one is given.
+  std::optional<TechniqueView> yard;
+  if (yardstick) yardstick([&](const std::function<void()>& call, double n) { yard.emplace(counted_call(call, n)); });
+  else yard.emplace(counted_call(baseline, outputs));
+  const TechniqueView s = counted_call(student, outputs);
+  if (!yard) {
+    std::printf("note: the naive baseline was not counted for the timed problem %s; its loads were not compared\n",
+                problem.c_str());
+    return {};
+  }
+  const TechniqueView& b = *yard;
   if (!s.counted() || !b.counted()) {
     std::printf("note: the GPU's counters did not match the recorded launches on the timed problem %s; its loads "
                 "were not compared\n",
@@ -413,14 +424,15 @@ std::string counted_traffic(const std::string& slot, const std::string& problem,
                 names.c_str(), sg, ss,
                 by_instructions ? "load instructions, each warp's counted for its 32 threads" : "4-byte words", bg,
                 fraction);
-  std::printf("%s on %s: counted by the GPU, per output: %.3g global %s (baseline %.3g; at most %.2g times it), %.3g "
+  std::printf("%s on %s: counted by the GPU, per output: %.3g global %s (baseline %.3g%s; at most %.2g times it), %.3g "
               "shared loads\n",
-              slot.c_str(), problem.c_str(), sg, by_instructions ? "load instructions" : "loads (words)", bg, fraction, ss);
+              slot.c_str(), problem.c_str(), sg, by_instructions ? "load instructions" : "loads (words)", bg,
+              yardstick ? " on a smaller problem of the same kind" : "", fraction, ss);
   return sg > fraction * bg ? std::string(buf) : std::string();
 }
 
-// Counting on the plain runner, which then is replaced before the next test; back to plain
-// (uncounted) work at the scope's end.
+// Counting on the plain runner, which is never timed again (the next test makes it the counting
+// runner); back to plain (uncounted) work at the scope's end.
 struct CountingOff {
   ~CountingOff() {
     try {
@@ -450,7 +462,8 @@ void count_waiting(std::vector<Deferred>& waiting) {
     try {
       Borrowed as(d.test);
       d.again([&](const std::function<void()>& student, const std::function<void()>& baseline) {
-        v.failure = counted_traffic(d.slot, d.problem, d.fraction, d.by_instructions, d.outputs, student, baseline);
+        v.failure = counted_traffic(d.slot, d.problem, d.fraction, d.by_instructions, d.outputs, student, baseline,
+                                    d.yardstick);
       });
       v.kernels = current_record().kernels;
       v.escaped = current_record().escaped;
@@ -510,15 +523,17 @@ void count_deferred_calls() {
 
 void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
                                 bool by_instructions, double outputs, const std::function<void()>& student,
-                                const std::function<void()>& baseline, const ProblemAgain& again) {
+                                const std::function<void()>& baseline, const ProblemAgain& again,
+                                const Yardstick& yardstick) {
   if (fraction <= 0 || remote::device_status().backend != "cuda") return;
   // More speed tests follow in this process: the count waits for the last of them (header).
   if (again && g_speed_tests_after > 0 && remote::plain_runner_generation() != 0) {
     g_deferred.push_back(Deferred{current_record().test, slot, problem, fraction, outputs, by_instructions, again,
-                                  remote::plain_runner_generation()});
+                                  remote::plain_runner_generation(), yardstick});
     current_record().count_deferred = true;
     std::printf("%s on %s: the call after the timed runs is counted after the process's last speed test\n",
                 slot.c_str(), problem.c_str());
+    remote::prepare_counting();  // the profiler's set-up, meanwhile
     return;
   }
   // Its own call now; the calls that waited for it after it, at the test's end (count_deferred_calls).
@@ -528,7 +543,8 @@ void expect_traffic_vs_baseline(const std::string& slot, const std::string& prob
     return;
   }
   CountingOff off;
-  const std::string found = counted_traffic(slot, problem, fraction, by_instructions, outputs, student, baseline);
+  const std::string found =
+      counted_traffic(slot, problem, fraction, by_instructions, outputs, student, baseline, yardstick);
   if (!found.empty()) {
     current_record().off_technique = found;
     ADD_FAILURE() << slot << ": on the timed problem " << problem << " " << found;

@@ -4,7 +4,8 @@
 // With FAKE_RUNNER_PROFILER=<file> it says it runs on a GPU and plays the GPU's profiler, which
 // serves one process at a time: asked to count, it takes an exclusive lock on the file (held
 // until it exits), and answers as CUPTI does when another holds it; a call of "loads_N" then
-// reports one kernel, counted_kernel, that loaded N words from global memory.
+// reports one kernel, counted_kernel, that loaded N words from global memory (its `threads`: the
+// fake's process id, so that a test can tell which runner counted).
 #include "convlab/wire.hpp"
 
 #include <csignal>
@@ -75,7 +76,9 @@ int main() {
     }
     static int held = -1;  // the fake profiler's lock, once taken
     if (op == Op::counting && profiler) {
-      if (held < 0 && !payload.empty() && payload[0] != 0) {
+      // 1 and 2 turn the counters on; 3 only sets the host side up (remote::prepare_counting):
+      // the profiler is not taken.
+      if (held < 0 && !payload.empty() && (payload[0] == 1 || payload[0] == 2)) {
         const int fd = ::open(profiler, O_RDWR | O_CREAT, 0600);
         if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) held = fd;
         else if (fd >= 0) ::close(fd);
@@ -137,6 +140,7 @@ int main() {
       k.name = "counted_kernel";
       k.counted = true;
       k.global_loads = std::strtoull(entry.c_str() + 6, nullptr, 10);
+      k.threads = static_cast<std::uint64_t>(::getpid());  // which process counted it (the judge's tests compare)
     }
     e.launches.push_back(k);
     e.write(w);

@@ -93,14 +93,16 @@ constexpr std::size_t kMaxRanges = wire::kMaxCountedLaunches;
 
 // The counters are one per GPU: while another context counts (`ctest -j` runs technique tests
 // side by side), CUPTI answers CUPTI_ERROR_HARDWARE_BUSY (seen on an H100, from the counter
-// availability query on). Such a call is tried again, with a growing pause, for up to a minute.
+// availability query on). Such a call is tried again, with a growing pause, for up to a minute,
+// or until `quitting` (the runner ends while prepare()'s thread waits).
 template <class Call>
-CUptiResult when_free(Call call) {
+CUptiResult when_free(Call call, const std::atomic<bool>* quitting = nullptr) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto pause = std::chrono::milliseconds(10);
   for (;;) {
     const CUptiResult r = call();
     if (r != CUPTI_ERROR_HARDWARE_BUSY || std::chrono::steady_clock::now() > deadline) return r;
+    if (quitting && quitting->load()) return r;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(250));
   }
@@ -109,24 +111,19 @@ CUptiResult when_free(Call call) {
 }  // namespace
 
 // Nothing is torn down: the runner's process ends with its context, and CUPTI with it (a
-// runner that counted is replaced before the judge's next test).
-GpuCounters::~GpuCounters() = default;
+// runner that counted is never timed again: remote::set_counting). A set-up still under way in
+// prepare()'s thread is waited for (a CUPTI call, at most about a second; a wait for busy counters
+// stops at once).
+GpuCounters::~GpuCounters() {
+  quitting_ = true;
+  if (preparing_.joinable()) preparing_.join();
+}
 
-bool GpuCounters::ready(std::string* why) {
-  if (tried_) {
-    if (!ok_ && why) *why = why_;
-    return ok_;
-  }
-  tried_ = true;
-  const auto fail = [&](std::string w) {
-    why_ = std::move(w);
-    if (why) *why = why_;
-    return false;
-  };
+std::string GpuCounters::find_context() {
   // The runner's context (the runtime makes its primary context current on first use).
   if (cudaFree(nullptr) != cudaSuccess) {
     cudaGetLastError();
-    return fail("no CUDA device to count on");
+    return "no CUDA device to count on";
   }
   // The driver's current context, through the runtime: the runner does not link the driver
   // library, so that it starts (and says "no GPU") on a machine that has none.
@@ -139,40 +136,72 @@ bool GpuCounters::ready(std::string* why) {
   cudaGetLastError();
   if (!entry)  // the driver library the runtime has loaded, asked directly
     if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) entry = dlsym(driver, "cuCtxGetCurrent");
-  if (!entry) return fail("the CUDA driver does not offer cuCtxGetCurrent, which the counters need");
+  if (!entry) return "the CUDA driver does not offer cuCtxGetCurrent, which the counters need";
   CUcontext ctx = nullptr;
-  if (reinterpret_cast<CtxGetCurrent>(entry)(&ctx) != CUDA_SUCCESS || !ctx) return fail("no CUDA context to count in");
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
+  if (reinterpret_cast<CtxGetCurrent>(entry)(&ctx) != CUDA_SUCCESS || !ctx) return "no CUDA context to count in";
+  if (cudaGetDevice(&device_) != cudaSuccess) {
     cudaGetLastError();
-    return fail("no CUDA device to count on");
+    return "no CUDA device to count on";
   }
+  ctx_ = ctx;
+  return {};
+}
 
+void GpuCounters::prepare() {
+  if (tried_ || preparing_.joinable()) return;
+  if (!find_context().empty()) return;  // ready() finds it again and says why
+  // Measured on an H200 (probes at stop 40): this host-side work in another thread while the
+  // serving thread timed a kernel left the kernel's median unchanged (0.4745 ms either way).
+  preparing_ = std::thread([this] { why_ = set_up_host(); });
+}
+
+bool GpuCounters::ready(std::string* why) {
+  if (!tried_) {
+    tried_ = true;
+    if (preparing_.joinable()) {
+      preparing_.join();  // why_: what the thread found
+    } else {
+      why_ = find_context();
+      if (why_.empty()) why_ = set_up_host();
+    }
+    if (why_.empty()) why_ = enable();
+    ok_ = why_.empty();
+  }
+  if (!ok_ && why) *why = why_;
+  return ok_;
+}
+
+std::string GpuCounters::set_up_host() {
+  // This thread works in the runner's context too (the counter availability query takes it).
+  if (cudaSetDevice(device_) != cudaSuccess) {
+    cudaGetLastError();
+    return "no CUDA device to count on";
+  }
   CUpti_Profiler_Initialize_Params init{};
   init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
-  if (const CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) return fail(refused(r, "initialize"));
+  if (const CUptiResult r = cuptiProfilerInitialize(&init); r != CUPTI_SUCCESS) return refused(r, "initialize");
   CUpti_Device_GetChipName_Params chip{};
   chip.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
-  chip.deviceIndex = static_cast<size_t>(dev);
-  if (const CUptiResult r = cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS) return fail(refused(r, "chip name"));
+  chip.deviceIndex = static_cast<size_t>(device_);
+  if (const CUptiResult r = cuptiDeviceGetChipName(&chip); r != CUPTI_SUCCESS) return refused(r, "chip name");
   CUpti_Profiler_GetCounterAvailability_Params avail{};
   avail.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
-  avail.ctx = ctx;
-  if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); });
+  avail.ctx = static_cast<CUcontext>(ctx_);
+  if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); }, &quitting_);
       r != CUPTI_SUCCESS)
-    return fail(refused(r, "counter availability"));
+    return refused(r, "counter availability");
   std::vector<std::uint8_t> availability(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability.data();
-  if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); });
+  if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); }, &quitting_);
       r != CUPTI_SUCCESS)
-    return fail(refused(r, "counter availability"));
+    return refused(r, "counter availability");
 
   CUpti_Profiler_Host_Initialize_Params host{};
   host.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
   host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   host.pChipName = chip.pChipName;
   host.pCounterAvailabilityImage = availability.data();
-  if (const CUptiResult r = cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) return fail(refused(r, "host"));
+  if (const CUptiResult r = cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) return refused(r, "host");
   host_ = host.pHostObject;
 
   // The metrics this chip has, by base name.
@@ -181,7 +210,7 @@ bool GpuCounters::ready(std::string* why) {
   base.pHostObject = host.pHostObject;
   base.metricType = CUPTI_METRIC_TYPE_COUNTER;
   if (const CUptiResult r = cuptiProfilerHostGetBaseMetrics(&base); r != CUPTI_SUCCESS)
-    return fail(refused(r, "metric list"));
+    return refused(r, "metric list");
   std::vector<std::string> have(base.ppMetricNames, base.ppMetricNames + base.numMetrics);
   metrics_.clear();
   for (const Quantity& q : quantities()) {
@@ -194,7 +223,7 @@ bool GpuCounters::ready(std::string* why) {
     metrics_.push_back(chosen);  // "" : this quantity is not counted on this chip
   }
   if (metrics_[0].empty() || metrics_[2].empty())
-    return fail("this GPU's profiler has no per-thread count of global and shared loads");
+    return "this GPU's profiler has no per-thread count of global and shared loads";
 
   std::vector<const char*> names;
   for (const auto& m : metrics_)
@@ -204,12 +233,12 @@ bool GpuCounters::ready(std::string* why) {
   add.pHostObject = host.pHostObject;
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();
-  if (const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) return fail(refused(r, "metrics"));
+  if (const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) return refused(r, "metrics");
   CUpti_Profiler_Host_GetConfigImageSize_Params size{};
   size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
   size.pHostObject = host.pHostObject;
   if (const CUptiResult r = cuptiProfilerHostGetConfigImageSize(&size); r != CUPTI_SUCCESS)
-    return fail(refused(r, "configuration size"));
+    return refused(r, "configuration size");
   config_.resize(size.configImageSize);
   CUpti_Profiler_Host_GetConfigImage_Params image{};
   image.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
@@ -217,22 +246,28 @@ bool GpuCounters::ready(std::string* why) {
   image.configImageSize = config_.size();
   image.pConfigImage = config_.data();
   if (const CUptiResult r = cuptiProfilerHostGetConfigImage(&image); r != CUPTI_SUCCESS)
-    return fail(refused(r, "configuration"));
+    return refused(r, "configuration");
   CUpti_Profiler_Host_GetNumOfPasses_Params passes{};
   passes.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
   passes.configImageSize = config_.size();
   passes.pConfigImage = config_.data();
   if (const CUptiResult r = cuptiProfilerHostGetNumOfPasses(&passes); r != CUPTI_SUCCESS)
-    return fail(refused(r, "number of passes"));
+    return refused(r, "number of passes");
   one_pass_ = passes.numOfPasses == 1;
+  return {};
+}
 
+std::string GpuCounters::enable() {
   CUpti_RangeProfiler_Enable_Params enable{};
   enable.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
-  enable.ctx = ctx;
+  enable.ctx = static_cast<CUcontext>(ctx_);
   if (const CUptiResult r = when_free([&] { return cuptiRangeProfilerEnable(&enable); }); r != CUPTI_SUCCESS)
-    return fail(refused(r, "enable"));
+    return refused(r, "enable");
   profiler_ = enable.pRangeProfilerObject;
 
+  std::vector<const char*> names;
+  for (const auto& m : metrics_)
+    if (!m.empty()) names.push_back(m.c_str());
   CUpti_RangeProfiler_GetCounterDataSize_Params data{};
   data.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
   data.pRangeProfilerObject = enable.pRangeProfilerObject;
@@ -241,14 +276,12 @@ bool GpuCounters::ready(std::string* why) {
   data.maxNumOfRanges = kMaxRanges;
   data.maxNumRangeTreeNodes = kMaxRanges;
   if (const CUptiResult r = cuptiRangeProfilerGetCounterDataSize(&data); r != CUPTI_SUCCESS)
-    return fail(refused(r, "counter data size"));
+    return refused(r, "counter data size");
   counter_data_.resize(data.counterDataSize);
   // The profiler stays enabled on the context from here on (a runner that enabled and disabled it
   // around each counted call died of SIGSEGV in CUPTI 13.0 on an H100; kept enabled, it counts):
-  // the judge replaces a runner that counted before its next test, so no timed run shares a
-  // context with the profiler (remote::set_counting).
-  ok_ = true;
-  return true;
+  // the judge never times a kernel on a runner that counted (remote::set_counting).
+  return {};
 }
 
 void GpuCounters::begin() {
@@ -350,6 +383,8 @@ std::vector<KernelCounts> GpuCounters::end() {
 #else  // no CUPTI in this toolkit: nothing can be counted
 
 GpuCounters::~GpuCounters() = default;
+
+void GpuCounters::prepare() {}
 
 bool GpuCounters::ready(std::string* why) {
   why_ = "this GPU build has no CUPTI (the CUDA toolkit's profiling library was not found when it was configured)";

@@ -6,8 +6,10 @@
 // a GPU when the judge asks for counts (wire::Op::counting); the CPU backend counts by itself.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace convlab::runner {
@@ -31,8 +33,14 @@ public:
   GpuCounters(const GpuCounters&) = delete;
   GpuCounters& operator=(const GpuCounters&) = delete;
 
-  /// Sets the profiler up on the current context once; false, with `why` in plain words, when
-  /// this machine refuses the counters (not allowed for this user, not supported, a virtual GPU).
+  /// Starts the host side of the set-up (the profiler's initialisation, the counters this context
+  /// may read, the configuration image: 0.2 to 0.7 s on an H200) in a thread of its own, while the
+  /// serving thread goes on (timed runs: nothing is enabled on the context until ready()). Once;
+  /// a failure is reported by ready().
+  void prepare();
+  /// Sets the profiler up on the current context once (waiting for prepare()'s thread if one
+  /// runs); false, with `why` in plain words, when this machine refuses the counters (not allowed
+  /// for this user, not supported, a virtual GPU).
   bool ready(std::string* why);
   /// Counts the kernels launched from now on, one range each (call ready() first).
   void begin();
@@ -41,7 +49,14 @@ public:
   std::vector<KernelCounts> end();
 
 private:
+  std::string find_context();  // the runner's context and device, or why not
+  std::string set_up_host();   // the host side (prepare()'s thread, or ready()): "" or why not
+  std::string enable();        // the range profiler enabled on the context: "" or why not
   bool tried_ = false, ok_ = false, active_ = false;
+  void* ctx_ = nullptr;  // CUcontext
+  int device_ = 0;
+  std::thread preparing_;            // prepare()'s thread, joined by ready() or the destructor
+  std::atomic<bool> quitting_{false};  // the runner ends: the thread stops waiting for busy counters
   bool one_pass_ = false;  // the metrics fit one pass: user replay of the call itself (see the .cpp)
   std::string why_;
   void* host_ = nullptr;     // CUpti_Profiler_Host_Object*

@@ -196,10 +196,12 @@ enum class Counted {
   /// (memory and streams belong to the runner that made them: the counted work makes its own).
   /// For a test that counts from its start (a technique test): no runner is replaced for it.
   on_counting_runner,
-  /// The plain runner itself, which then counts until it is replaced before the next test: for the
-  /// work of a test that already ran there (a speed test's latest call of the launcher, after its
-  /// timed runs: what a launcher does on its N-th call shows on that runner only). The GPU's
-  /// profiler serves one context at a time: a counting runner that runs quits first.
+  /// The plain runner itself, which then counts and is never timed again: for the work of a test
+  /// that already ran there (a speed test's latest call of the launcher, after its timed runs: what
+  /// a launcher does on its N-th call shows on that runner only). At the next test it becomes the
+  /// counting runner (its profiler's set-up and first session, about half a second, are not paid
+  /// again), and a fresh plain runner starts when one is needed. The GPU's profiler serves one
+  /// context at a time: a counting runner that runs quits first.
   on_this_runner,
 };
 
@@ -215,6 +217,13 @@ std::string set_counting(bool on, Counted where = Counted::on_counting_runner);
 /// Which start of the plain runner serves the tests (0: none is running): a speed test's count
 /// that waits must be made on the runner that timed it (technique.hpp).
 std::uint64_t plain_runner_generation();
+
+/// Tells the plain runner that it will count soon (Counted::on_this_runner): the host side of the
+/// profiler's set-up (0.2 to 0.7 s on an H200) starts in a thread of its own there while the tests
+/// go on timing (nothing is enabled on its context until set_counting). For a speed test whose
+/// count waits for the process's last one; nothing on the CPU backend, or where the counters were
+/// refused. A failure shows when set_counting turns the counters on.
+void prepare_counting();
 
 /// Starts the counting runner ahead of its first use, without waiting: its start-up, the
 /// profiler's and a first counted session (on a kernel of the harness) happen while the plain

@@ -156,11 +156,23 @@ void count_technique_calls();
 /// held record then gets its verdict (take_deferred_verdicts()) and is written. A record whose
 /// count could not be made (the runner that timed it was replaced, or died while counting) is
 /// never written: `convlab grade` runs its grader again (batch.hpp), as for a test that did not run.
+///
+/// `yardstick`, where given, makes a smaller problem of the same kind (the same radius or stencil,
+/// filter, boundary and steps; a few million outputs) and hands its baseline call and its outputs
+/// to the function it is given: the baseline's loads per output are counted there instead of on
+/// the timed problem. The baseline is the harness's own naive kernel, whose loads per output
+/// hardly depend on the size (only its boundary's share changes: under 1 % at 2048 x 2048 and
+/// radius 7), and the profiler's instrumentation slows a kernel that loads every tap by 50 to 100
+/// times (measured on an H200: lab 3's baseline on its 8191 x 8193 problem at radius 7, 0.33 s).
+/// The student's call is always counted on the timed problem.
 using ProblemUse = std::function<void(const std::function<void()>& student, const std::function<void()>& baseline)>;
 using ProblemAgain = std::function<void(const ProblemUse& use)>;
+using BaselineUse = std::function<void(const std::function<void()>& baseline, double outputs)>;
+using Yardstick = std::function<void(const BaselineUse& use)>;
 void expect_traffic_vs_baseline(const std::string& slot, const std::string& problem, double fraction,
                                 bool by_instructions, double outputs, const std::function<void()>& student,
-                                const std::function<void()>& baseline, const ProblemAgain& again = {});
+                                const std::function<void()>& baseline, const ProblemAgain& again = {},
+                                const Yardstick& yardstick = {});
 
 /// How many speed tests this process runs after the one starting (the graders' listener sets it
 /// at each test's start; 0 where nobody does: every count is made at once).
