@@ -197,11 +197,12 @@ namespace convlab_cpu {
 namespace {
 
 // cudaMalloc and cudaMallocHost: exact size (AddressSanitizer then sees one element past
-// the end); never 0 bytes.
+// the end); never 0 bytes; aligned to 256 bytes, as cudaMalloc's memory is.
 cudaError_t allocate(void** ptr, std::size_t bytes, bool pinned) {
   const MemoryOp op = pinned ? MemoryOp::malloc_host : MemoryOp::malloc;
   if (!ptr) return record_memory(op, set_last_error(cudaErrorInvalidValue), nullptr, nullptr, bytes);
-  void* p = std::malloc(bytes ? bytes : 1);
+  void* p = nullptr;
+  if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0) p = nullptr;
   if (!p) return record_memory(op, set_last_error(cudaErrorMemoryAllocation), nullptr, nullptr, bytes);
   map_allocation(p, bytes, pinned);
   *ptr = p;

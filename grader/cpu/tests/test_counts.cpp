@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "device_memory.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,23 +28,7 @@ using convlab_cpu::RangeAccess;
 
 const bool kCounted = convlab_cpu::access_counts_available();
 
-// Device memory that frees itself.
-template <class T>
-struct Dev {
-  T* p = nullptr;
-  explicit Dev(std::size_t n) { EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess); }
-  explicit Dev(const std::vector<T>& h) : Dev(h.size()) {
-    EXPECT_EQ(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  std::vector<T> get(std::size_t n) const {
-    std::vector<T> h(n);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-};
+using cpu_backend_test::Dev;
 
 std::vector<float> ramp(int n) {
   std::vector<float> v(n);

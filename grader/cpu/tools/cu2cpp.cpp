@@ -63,7 +63,6 @@ const Unsupported kUnsupported[] = {
     {"clock64", "device clocks"},
     {"__pipeline_memcpy_async", "asynchronous copies"},
     {"cuda::memcpy_async", "asynchronous copies"},
-    {"wmma", "tensor cores (wmma)"},
     {"__half", "half precision"},
     {"__nv_bfloat16", "bfloat16"},
 };
