@@ -125,6 +125,7 @@ struct Slot {
   std::exception_ptr error;
   StackBounds stack;          // the fiber's stack
   void* fake_stack = nullptr; // AddressSanitizer's saved state while suspended
+  detail::PipelineState pipeline;  // its asynchronous copies not yet landed (pipeline.hpp)
 };
 
 // Stacks for the fibers of one block, reserved once per host thread (mmap
@@ -281,6 +282,8 @@ public:
       slots_[t].idx = uint3{unsigned(t % bd.x), unsigned(t / bd.x % bd.y), unsigned(t / (std::size_t(bd.x) * bd.y))};
       slots_[t].state = Slot::ready;
       slots_[t].error = nullptr;
+      slots_[t].pipeline.copies.clear();  // copies a thread of an earlier block left unwaited are gone
+      slots_[t].pipeline.group_ends.clear();
     }
     order(l, block_linear, 0);
 
@@ -637,6 +640,12 @@ dim3 grid_dim() { return tv.grid_dim; }
 void* dynamic_shared_memory() {
   BlockRunner* r = t_runner;
   return r && r->current ? r->shared.dynamic() : nullptr;
+}
+
+PipelineState& pipeline_state() {
+  BlockRunner* r = t_runner;
+  if (!r || !r->current) throw std::logic_error("an asynchronous copy's primitive called outside a kernel");
+  return r->current->pipeline;
 }
 
 void* static_shared_memory(const void* key, std::size_t bytes, std::size_t align) {

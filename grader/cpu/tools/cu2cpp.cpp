@@ -61,8 +61,7 @@ const Unsupported kUnsupported[] = {
     {"surf2Dwrite", "surface memory"},
     {"__nanosleep", "__nanosleep"},
     {"clock64", "device clocks"},
-    {"__pipeline_memcpy_async", "asynchronous copies"},
-    {"cuda::memcpy_async", "asynchronous copies"},
+    {"cuda::memcpy_async", "asynchronous copies through cuda::pipeline (the primitives of <cuda_pipeline.h> run)"},
     {"__half", "half precision"},
     {"__nv_bfloat16", "bfloat16"},
 };

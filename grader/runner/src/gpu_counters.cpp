@@ -38,21 +38,32 @@ namespace {
 // Each quantity from the first of its metrics that this chip has; a byte count is turned into
 // 4-byte words, an instruction count (per thread) taken as it is. (Seen on an H100 with CUDA 13:
 // the byte counts exist; no barrier count does, so barriers stay the compiled code's fact.)
+//
+// Asynchronous copies (cp.async, SASS LDGSTS) are neither in the load nor in the store counts: a
+// kernel that fetched every tap with cp.async into shared memory and read it there showed 0
+// global loads (seen on an H200 with CUDA 13: smsp__sass_data_bytes_mem_global_op_ld 0 and
+// smsp__sass_data_bytes_mem_global_op_ldgsts 4 KB for 256 copies of 16 bytes). Their own counts
+// are added where the chip has them (`also`), so that such a copy is the global load and the
+// shared store it is.
 struct Quantity {
   double KernelCounts::*field;
   std::vector<std::pair<const char*, double>> candidates;  // base metric, factor
+  std::vector<std::pair<const char*, double>> also = {};   // added to the chosen one where present
 };
 const std::vector<Quantity>& quantities() {
   static const std::vector<Quantity> q = {
       {&KernelCounts::global_load_words,
-       {{"smsp__sass_data_bytes_mem_global_op_ld", 0.25}, {"smsp__sass_thread_inst_executed_op_global_ld_pred_on", 1}}},
+       {{"smsp__sass_data_bytes_mem_global_op_ld", 0.25}, {"smsp__sass_thread_inst_executed_op_global_ld_pred_on", 1}},
+       {{"smsp__sass_data_bytes_mem_global_op_ldgsts", 0.25}}},
       {&KernelCounts::global_store_words,
        {{"smsp__sass_data_bytes_mem_global_op_st", 0.25}, {"smsp__sass_thread_inst_executed_op_global_st_pred_on", 1}}},
       {&KernelCounts::shared_load_words,
        {{"smsp__sass_data_bytes_mem_shared_op_ld", 0.25}, {"smsp__sass_thread_inst_executed_op_shared_ld_pred_on", 1}}},
-      {&KernelCounts::global_load_instructions, {{"smsp__sass_inst_executed_op_global_ld", 32}}},
+      {&KernelCounts::global_load_instructions, {{"smsp__sass_inst_executed_op_global_ld", 32}},
+       {{"smsp__sass_inst_executed_op_ldgsts", 32}}},
       {&KernelCounts::shared_store_words,
-       {{"smsp__sass_data_bytes_mem_shared_op_st", 0.25}, {"smsp__sass_thread_inst_executed_op_shared_st_pred_on", 1}}},
+       {{"smsp__sass_data_bytes_mem_shared_op_st", 0.25}, {"smsp__sass_thread_inst_executed_op_shared_st_pred_on", 1}},
+       {{"smsp__sass_data_bytes_mem_shared_op_ldgsts", 0.25}}},
   };
   return q;
 }
@@ -213,21 +224,23 @@ std::string GpuCounters::set_up_host() {
     return refused(r, "metric list");
   std::vector<std::string> have(base.ppMetricNames, base.ppMetricNames + base.numMetrics);
   metrics_.clear();
+  const auto has = [&have](const char* name) { return std::find(have.begin(), have.end(), name) != have.end(); };
+  bool global_loads = false, shared_loads = false;
   for (const Quantity& q : quantities()) {
-    std::string chosen;
     for (const auto& [name, factor] : q.candidates)
-      if (std::find(have.begin(), have.end(), name) != have.end()) {
-        chosen = std::string(name) + ".sum";
+      if (has(name)) {
+        metrics_.push_back({std::string(name) + ".sum", q.field, factor});
+        global_loads |= q.field == &KernelCounts::global_load_words;
+        shared_loads |= q.field == &KernelCounts::shared_load_words;
+        for (const auto& [extra, extra_factor] : q.also)
+          if (has(extra)) metrics_.push_back({std::string(extra) + ".sum", q.field, extra_factor});
         break;
       }
-    metrics_.push_back(chosen);  // "" : this quantity is not counted on this chip
   }
-  if (metrics_[0].empty() || metrics_[2].empty())
-    return "this GPU's profiler has no per-thread count of global and shared loads";
+  if (!global_loads || !shared_loads) return "this GPU's profiler has no per-thread count of global and shared loads";
 
   std::vector<const char*> names;
-  for (const auto& m : metrics_)
-    if (!m.empty()) names.push_back(m.c_str());
+  for (const auto& m : metrics_) names.push_back(m.name.c_str());
   CUpti_Profiler_Host_ConfigAddMetrics_Params add{};
   add.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
   add.pHostObject = host.pHostObject;
@@ -266,8 +279,7 @@ std::string GpuCounters::enable() {
   profiler_ = enable.pRangeProfilerObject;
 
   std::vector<const char*> names;
-  for (const auto& m : metrics_)
-    if (!m.empty()) names.push_back(m.c_str());
+  for (const auto& m : metrics_) names.push_back(m.name.c_str());
   CUpti_RangeProfiler_GetCounterDataSize_Params data{};
   data.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
   data.pRangeProfilerObject = enable.pRangeProfilerObject;
@@ -342,8 +354,7 @@ std::vector<KernelCounts> GpuCounters::end() {
   check(cuptiRangeProfilerGetCounterDataInfo(&info), "counter data info");
 
   std::vector<const char*> names;
-  for (const auto& m : metrics_)
-    if (!m.empty()) names.push_back(m.c_str());
+  for (const auto& m : metrics_) names.push_back(m.name.c_str());
   std::vector<KernelCounts> out;
   for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
     KernelCounts k;
@@ -366,14 +377,7 @@ std::vector<KernelCounts> GpuCounters::end() {
     eval.numMetrics = names.size();
     eval.pMetricValues = values.data();
     check(cuptiProfilerHostEvaluateToGpuValues(&eval), "evaluation");
-    std::size_t v = 0;
-    for (std::size_t q = 0; q < quantities().size(); ++q) {
-      if (metrics_[q].empty()) continue;
-      double factor = 1;
-      for (const auto& [name, f] : quantities()[q].candidates)
-        if (metrics_[q] == std::string(name) + ".sum") factor = f;
-      k.*(quantities()[q].field) = values[v++] * factor;
-    }
+    for (std::size_t m = 0; m < metrics_.size(); ++m) k.*(metrics_[m].field) += values[m] * metrics_[m].factor;
     out.push_back(std::move(k));
   }
   return out;

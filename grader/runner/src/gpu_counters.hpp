@@ -23,6 +23,8 @@ struct KernelCounts {
   /// Global load instructions, each warp's counted for its 32 threads: a load that a whole warp
   /// makes of one address (a filter tap read from global memory) is one word above, 32 here.
   double global_load_instructions = 0;
+  // Asynchronous copies (cp.async, SASS LDGSTS) count as global loads and shared stores: the
+  // profiler's plain load and store counts leave them out (seen on an H200 with CUDA 13).
 };
 
 /// One profiling session per runner; not thread-safe (the serving thread uses it).
@@ -62,7 +64,12 @@ private:
   void* host_ = nullptr;     // CUpti_Profiler_Host_Object*
   void* profiler_ = nullptr; // CUpti_RangeProfiler_Object*
   std::vector<std::uint8_t> config_, counter_data_;
-  std::vector<std::string> metrics_;
+  struct Metric {  // a counted metric ("name.sum") and what it adds to a kernel's counts
+    std::string name;
+    double KernelCounts::*field;
+    double factor;
+  };
+  std::vector<Metric> metrics_;
 };
 
 }  // namespace convlab::runner

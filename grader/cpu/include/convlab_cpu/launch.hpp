@@ -22,6 +22,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace convlab_cpu {
 
@@ -76,6 +77,21 @@ __attribute__((const)) dim3 block_dim();
 __attribute__((const)) dim3 grid_dim();
 /// The dynamic shared memory of the running block.
 void* dynamic_shared_memory();
+/// One asynchronous copy not yet landed (convlab_cpu/pipeline.hpp): its destination and the
+/// bytes read from its source when it was issued (zeros where it fills with zeros).
+struct PipelineCopy {
+  void* dst = nullptr;
+  unsigned char data[16] = {};
+  unsigned char size = 0;
+};
+/// The running thread's asynchronous copies: those issued, oldest first, and where each committed
+/// group ends in that list. Emptied when the thread starts.
+struct PipelineState {
+  std::vector<PipelineCopy> copies;
+  std::vector<std::size_t> group_ends;
+};
+/// The running thread's (std::logic_error outside a kernel).
+PipelineState& pipeline_state();
 /// The running block's copy of the static __shared__ variable declared at `key` (`bytes`,
 /// aligned to `align`): allocated, and filled with kUnwrittenSharedBits, when the block's
 /// first thread gets there. Fails the launch when the block's shared memory exceeds a GPU's.
