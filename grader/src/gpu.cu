@@ -4,6 +4,8 @@
 #include "convlab/gpu.hpp"
 #include "convlab/gpu_reason.hpp"
 
+#include <mma.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +93,33 @@ __global__ void fma_loop(float* out, int iters, float a, float b) {
   if (s == 1.2345f) out[threadIdx.x] = s;
 }
 
+// Four independent accumulators per warp keep the tensor cores busy; A and B stay in registers;
+// the result is stored only if impossible, so the compiler cannot drop the loop.
+__global__ void tf32_mma_loop(float* out, int iters) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b;
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> c[4];
+  wmma::fill_fragment(a, 0.5f);
+  wmma::fill_fragment(b, 0.25f);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) wmma::fill_fragment(c[k], 0.0f);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) wmma::mma_sync(c[k], a, b, c[k]);
+  }
+  float s = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    for (int e = 0; e < c[k].num_elements; ++e) s += c[k].x[e];
+  if (s == 1.2345f) out[threadIdx.x] = s;
+#else
+  (void)iters;  // device code for a GPU without TF32: says so
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = -1.0f;
+#endif
+}
+
 struct Stream {
   cudaStream_t s = nullptr;
   Stream() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
@@ -147,6 +176,23 @@ double measure_fp32_peak_gflops() {
       },
       10, 2);
   const double flops = 2.0 * 8.0 * double(iters) * blocks * threads;
+  return flops / (st.median * 1e-3) / 1e9;
+}
+
+double measure_tf32_mma_peak_gflops() {
+  const DeviceInfo d = device_info();
+  if (d.cc_major < 8) return 0;
+  DeviceBuffer<float> sink(1024);
+  sink.fill_bytes(0);
+  const int blocks = d.sm_count * 4, threads = 256, iters = 2048;
+  const Stats st = time_launch(
+      [&](cudaStream_t s) {
+        tf32_mma_loop<<<blocks, threads, 0, s>>>(sink.get(), iters);
+        CONVLAB_CHECK_LAUNCH();
+      },
+      10, 2);
+  if (sink.download()[0] == -1.0f) return 0;  // built for an older GPU only
+  const double flops = 2.0 * 16 * 16 * 8 * 4.0 * double(iters) * blocks * (threads / 32);
   return flops / (st.median * 1e-3) / 1e9;
 }
 

@@ -10,6 +10,8 @@
 //        N8 C128 28x28, K128 3x3, pad 1
 //   im2col rows name the column matrix's size (the extra memory) and the share of the time
 //   spent unfolding.
+//   3. The tensor-core anchors (issue 30): the TF32 ceiling measured through the warp matrix API,
+//      and cuDNN with TF32 allowed on the two ResNet layers (its error against the TF32 bound).
 //   lab06_bench [--quick] [--markdown FILE] [--json FILE]
 // --quick: small layers, no targets (a smoke test, run by ctest). Exit 77 (skipped) without a
 // GPU; exit 1 if an output is wrong. Unmet targets are reported, not fatal.
@@ -26,6 +28,7 @@
 #include <convlab/cudnn_conv.hpp>
 #endif
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -46,6 +49,15 @@ std::string layer_name(const ConvProblem& p) {
                 p.pad_h);
   return buf;
 }
+
+#ifdef CONVLAB_HAVE_CUDNN
+CudnnConvShape shape_of(const ConvProblem& p) {
+  CudnnConvShape shape;
+  shape.n = p.n; shape.c = p.c; shape.h = p.h; shape.w = p.w; shape.k = p.k; shape.r = p.r; shape.s = p.s;
+  shape.pad_h = p.pad_h; shape.pad_w = p.pad_w; shape.stride_h = p.stride_h; shape.stride_w = p.stride_w;
+  return shape;
+}
+#endif
 
 // One layer on the device: data, golden model, the baseline and (with cuDNN) its best algorithm.
 struct Layer {
@@ -70,10 +82,7 @@ struct Layer {
     baseline(nullptr);
     verify_output(dbase, g, grid(), "the baseline");
 #ifdef CONVLAB_HAVE_CUDNN
-    CudnnConvShape shape;
-    shape.n = p.n; shape.c = p.c; shape.h = p.h; shape.w = p.w; shape.k = p.k; shape.r = p.r; shape.s = p.s;
-    shape.pad_h = p.pad_h; shape.pad_w = p.pad_w; shape.stride_h = p.stride_h; shape.stride_w = p.stride_w;
-    conv = std::make_unique<CudnnConv>(shape, CudnnMath::fma);
+    conv = std::make_unique<CudnnConv>(shape_of(p), CudnnMath::fma);
     dcudnn = DeviceBuffer<float>(p.output_elements());
     cudnn_algorithm = conv->choose_algorithm(dx.get(), dw.get(), dcudnn.get());
     cudnn_launch = [this](cudaStream_t s) { conv->run(dx.get(), dw.get(), dcudnn.get(), s); };
@@ -181,6 +190,40 @@ ReportLine bench_layer(Bench& b, const ConvProblem& p, const Target& direct_targ
   return line;
 }
 
+#ifdef CONVLAB_HAVE_CUDNN
+// cuDNN with TF32 tensor cores allowed, on the same NCHW tensors: the anchor of a tensor-core
+// implicit GEMM (issue 30), next to its FMA-math best and the measured TF32 ceiling. Its outputs
+// are held to the TF32 error bound: each operand rounded or truncated to 10 mantissa bits
+// (relative error at most u = 2^-10), the product of two within 2u + u^2, then accumulated in
+// FP32 over C R S terms (gamma_n), all times the sum of |w x| of the output.
+void cudnn_tf32_line(const ConvProblem& p, double tf32_gflops, int reps) try {
+  Layer L(p);
+  CudnnConv conv(shape_of(p), CudnnMath::tf32_allowed);
+  DeviceBuffer<float> y(p.output_elements());
+  const std::string algorithm = conv.choose_algorithm(L.dx.get(), L.dw.get(), y.get());
+  const Launch run = [&](cudaStream_t s) { conv.run(L.dx.get(), L.dw.get(), y.get(), s); };
+  run(nullptr);
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = y.download();
+  const double u = std::ldexp(1.0, -10), eps = std::ldexp(1.0, -24), n = L.g.terms;
+  const double gamma = n * eps / (1 - n * eps), per_magnitude = (2 * u + u * u) * (1 + gamma) + gamma;
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - L.g.value[i]), bound = per_magnitude * L.g.magnitude[i] + 1e-30;
+    worst = std::max(worst, std::isfinite(got[i]) ? err / bound : INFINITY);
+  }
+  const double tf32_ms = time_launch(run, reps).median, fma_ms = time_launch(L.cudnn_launch, reps).median;
+  const double tflops = 2.0 * p.macs() / (tf32_ms * 1e-3) / 1e12;
+  std::printf("cuDNN on %s, TF32 tensor cores allowed (%s): %.4f ms = %.1f TFLOP/s", layer_name(p).c_str(),
+              algorithm.c_str(), tf32_ms, tflops);
+  if (tf32_gflops > 0) std::printf(", %.1f %% of the measured TF32 ceiling", 100 * tflops * 1e3 / tf32_gflops);
+  std::printf("; FMA math (%s): %.4f ms; largest error %.2f of the TF32 bound%s\n", L.cudnn_algorithm.c_str(), fma_ms,
+              worst, worst > 1 ? " (OUTSIDE IT)" : "");
+} catch (const std::exception& e) {  // an anchor, not a row of the report: said, and the benchmark goes on
+  std::printf("cuDNN on %s, TF32 tensor cores allowed: not measured (%s)\n", layer_name(p).c_str(), e.what());
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,6 +232,16 @@ int main(int argc, char** argv) {
       [](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
         Bench b(report, options);
         const bool quick = options.quick;
+        // The ceiling of a tensor-core kernel (issue 30): TF32 through the warp matrix API.
+        double tf32_gflops = 0;
+        try {
+          tf32_gflops = measure_tf32_mma_peak_gflops();
+        } catch (const std::exception& e) {
+          std::printf("TF32 tensor-core ceiling: not measured (%s)\n", e.what());
+        }
+        if (tf32_gflops > 0)
+          std::printf("TF32 tensor-core ceiling (wmma m16n16k8, mma.sync underneath), measured: %.1f TFLOP/s\n",
+                      tf32_gflops / 1e3);
         // 1. The lab report's layer: RGB in, one 3x3 filter, SAME padding.
         std::vector<ReportLine> lines;
         const std::vector<int> sizes = quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128, 256, 512, 2048};
@@ -200,12 +253,21 @@ int main(int argc, char** argv) {
         if (quick) {
           bench_layer(b, lab06::make_problem(1, 6, 200, 130, 6, 6, 6, 1, 1, Padding::valid), {}, {});
           bench_layer(b, lab06::make_problem(2, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {}, {});
+#ifdef CONVLAB_HAVE_CUDNN
+          cudnn_tf32_line(lab06::make_problem(2, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), tf32_gflops,
+                          b.pairs());
+#endif
         } else {
           bench_layer(b, lab06::make_problem(1, 6, 768, 512, 6, 6, 6, 1, 1, Padding::valid), {3.0}, {});
           bench_layer(b, lab06::make_problem(16, 6, 768, 512, 6, 6, 6, 1, 1, Padding::valid), {3.0}, {});
           bench_layer(b, lab06::make_problem(32, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {},
                       {1.0 / 1.5});
           bench_layer(b, lab06::make_problem(8, 128, 28, 28, 128, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {}, {});
+#ifdef CONVLAB_HAVE_CUDNN
+          for (const ConvProblem& p : {lab06::make_problem(32, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1),
+                                       lab06::make_problem(8, 128, 28, 28, 128, 3, 3, 1, 1, Padding::explicit_pads, 1, 1)})
+            cudnn_tf32_line(p, tf32_gflops, b.pairs());
+#endif
         }
         std::printf("\nThe lab report's comparison (N1 C3, K1 3x3, SAME padding), median ms:\n\n"
                     "| input | stride | direct | im2col + GEMM | implicit GEMM | cuDNN (yours) | cuDNN best (FMA) |\n"

@@ -46,6 +46,12 @@ double measure_copy_bandwidth_gbs(std::size_t bytes = std::size_t(1) << 30);
 /// FP32 FMA throughput measured now (independent FMA chains in every thread), GFLOP/s.
 double measure_fp32_peak_gflops();
 
+/// Tensor-core TF32 throughput measured now through CUDA's warp matrix API (wmma m16n16k8 TF32
+/// fragments, FP32 accumulation: the mma.sync instructions a lab's kernel reaches; Hopper's
+/// wgmma goes further), four independent accumulators per warp, GFLOP/s. 0 on a GPU before
+/// compute capability 8.0 (no TF32) or a build without device code for one.
+double measure_tf32_mma_peak_gflops();
+
 /// A launch to be timed: enqueue the work on `stream`, check the launch.
 using Launch = std::function<void(cudaStream_t stream)>;
 
