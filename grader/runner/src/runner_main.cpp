@@ -380,7 +380,10 @@ private:
     wire::Reader ar(args);
     wire::Writer result;
     cudaGetLastError();  // a stale error must not be blamed on this call
-    bool recording = false, counting = false;
+    bool recording = false;
+#ifndef CONVLAB_BACKEND_CPU
+    bool counting = false;  // the GPU's counters run for this call (the CPU backend counts every call)
+#endif
     try {
       fn_with_hook(*fn, ar, result, [&] {
         if (record) {
