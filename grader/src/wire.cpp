@@ -36,7 +36,7 @@ void Evidence::write(Writer& w) const {
     w.u8(k.on_given_stream);
     w.u8(k.counted);
     for (auto v : {k.global_loads, k.global_stores, k.shared_loads, k.shared_stores, k.constant_loads, k.barriers,
-                   k.threads, k.global_load_instructions})
+                   k.threads, k.global_load_instructions, k.tensor_macs})
       w.u64(v);
   }
   const std::uint64_t nt = std::min<std::uint64_t>(transfers.size(), kMaxTransferRecords);
@@ -74,7 +74,7 @@ Evidence Evidence::read(Reader& r) {
     k.on_given_stream = r.u8() != 0;
     k.counted = r.u8() != 0;
     for (auto* v : {&k.global_loads, &k.global_stores, &k.shared_loads, &k.shared_stores, &k.constant_loads,
-                    &k.barriers, &k.threads, &k.global_load_instructions})
+                    &k.barriers, &k.threads, &k.global_load_instructions, &k.tensor_macs})
       *v = r.u64();
   }
   const std::uint64_t nt = count_of(r, kMaxTransferRecords, "transfer records");

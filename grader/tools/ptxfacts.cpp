@@ -27,11 +27,12 @@ namespace {
 
 struct Counts {
   long ld_shared = 0, st_shared = 0, barriers = 0, ld_const = 0, ld_global = 0, st_global = 0, atomics = 0,
-       ld_generic = 0, st_generic = 0, async_copies = 0;
+       ld_generic = 0, st_generic = 0, async_copies = 0, mma = 0;
   void add(const Counts& o) {
     ld_shared += o.ld_shared, st_shared += o.st_shared, barriers += o.barriers, ld_const += o.ld_const;
     ld_global += o.ld_global, st_global += o.st_global, atomics += o.atomics;
     ld_generic += o.ld_generic, st_generic += o.st_generic, async_copies += o.async_copies;
+    mma += o.mma;
   }
 };
 
@@ -135,6 +136,8 @@ void count(const std::string& raw, Function& f, std::string& call) {
     if (op.find("warp") == std::string::npos) ++c.barriers;
   } else if (starts_with(op, "atom.") || starts_with(op, "red.")) {
     ++c.atomics;
+  } else if (starts_with(op, "wmma.mma") || starts_with(op, "mma.") || starts_with(op, "wgmma.mma")) {
+    ++c.mma;  // a tensor-core matrix multiply-accumulate
   } else if (starts_with(op, "cp.async")) {
     ++c.async_copies;
   } else if (op == "call" || starts_with(op, "call.")) {
@@ -223,7 +226,8 @@ int main(int argc, char** argv) {
         << "\", \"ld_shared\": " << c.ld_shared << ", \"st_shared\": " << c.st_shared
         << ", \"barriers\": " << c.barriers << ", \"ld_const\": " << c.ld_const << ", \"ld_global\": " << c.ld_global
         << ", \"st_global\": " << c.st_global << ", \"atomics\": " << c.atomics << ", \"ld_generic\": " << c.ld_generic
-        << ", \"st_generic\": " << c.st_generic << ", \"async_copies\": " << c.async_copies << "}";
+        << ", \"st_generic\": " << c.st_generic << ", \"async_copies\": " << c.async_copies
+        << ", \"mma\": " << c.mma << "}";
     first = false;
   }
   out << "\n  }\n}\n";

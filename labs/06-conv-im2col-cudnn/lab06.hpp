@@ -1,10 +1,11 @@
 /// @file lab06.hpp
-/// @brief Lab 06's contract: the multi-channel convolution of a CNN layer, four ways.
+/// @brief Lab 06's contract: the multi-channel convolution of a CNN layer, five ways.
 /// The student implements
 /// `starter_code/06-conv-im2col-cudnn/conv_direct.cu` (one thread per output, then a kernel
 /// specialised for few channels), `conv_im2col.cu` (unfold, then a tiled GEMM),
-/// `conv_implicit_gemm.cu` (the GEMM's tiles gathered straight from the input) and
-/// `conv_cudnn.cu` (the same layer through cuDNN). Do not change this file: the graders
+/// `conv_implicit_gemm.cu` (the GEMM's tiles gathered straight from the input),
+/// `conv_tensor_core.cu` (the implicit GEMM on tensor cores, TF32) and `conv_cudnn.cu` (the same
+/// layer through cuDNN). Do not change this file: the graders
 /// call exactly these functions.
 ///
 /// The layer: an NCHW input of N images with C channels of H x W, K filters of C x R x S
@@ -208,6 +209,22 @@ void conv_im2col(const float* d_x, const float* d_w, float* d_col, float* d_y, c
 /// @param stream   the stream to launch on
 void conv_implicit_gemm(const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem,
                         cudaStream_t stream);
+
+// --- conv_tensor_core.cu ----------------------------------------------------------------------
+
+/// Implicit GEMM on tensor cores: the GEMM of conv_implicit_gemm() with its products on the
+/// tensor cores, TF32 inputs and FP32 accumulation (the warp matrix API, nvcuda::wmma, m16n16k8
+/// fragments of precision::tf32; or mma.sync). Laid out for the fragments: M = N P Q output pixels,
+/// N = K filters, K_gemm = C R S taps; no column matrix in memory. TF32 keeps 10 of FP32's 23
+/// mantissa bits: each output may differ from the exact sum by the TF32 bound (the handout derives
+/// it; the graders compute it per output), not only by FP32's rounding. Needs a GPU of compute
+/// capability 8.0 or newer: throws std::runtime_error on an older one.
+/// @param d_x      N C H W inputs
+/// @param d_w      K C R S filter taps
+/// @param d_y      N K P Q outputs
+/// @param problem  the layer
+/// @param stream   the stream to launch on
+void conv_tensor_core(const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream);
 
 // --- conv_cudnn.cu ----------------------------------------------------------------------------
 // Compiled only where cuDNN was found (CONVLAB_HAVE_CUDNN): never on the CPU backend.

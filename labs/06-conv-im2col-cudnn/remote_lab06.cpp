@@ -42,6 +42,9 @@ CONVLAB_REMOTE(void, conv_im2col,
 CONVLAB_REMOTE(void, conv_implicit_gemm,
                (const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream),
                (d_x, d_w, d_y, problem, stream))
+CONVLAB_REMOTE(void, conv_tensor_core,
+               (const float* d_x, const float* d_w, float* d_y, const ConvProblem& problem, cudaStream_t stream),
+               (d_x, d_w, d_y, problem, stream))
 #ifdef CONVLAB_HAVE_CUDNN
 CONVLAB_REMOTE(CudnnState*, cudnn_create, (const ConvProblem& problem, const float* d_x, const float* d_w, float* d_y),
                (problem, d_x, d_w, d_y))
@@ -77,6 +80,7 @@ void convlab_remote_entries(convlab::remote::Entries& e) {
   e.add("gemm", &gemm);
   e.add("conv_im2col", &conv_im2col);
   e.add("conv_implicit_gemm", &conv_implicit_gemm);
+  e.add("conv_tensor_core", &conv_tensor_core);
 #ifdef CONVLAB_HAVE_CUDNN
   e.add("cudnn_create", &cudnn_create);
   e.add("cudnn_forward", &cudnn_forward);

@@ -31,6 +31,7 @@ struct KernelGroup {
   std::optional<CodeFacts> code;   ///< its compiled code's facts (GPU builds)
   bool counted = true;             ///< every launch carries execution counts (CPU backend)
   std::uint64_t global_loads = 0, global_stores = 0, shared_loads = 0, shared_stores = 0, barriers = 0;
+  std::uint64_t tensor_macs = 0;  ///< tensor-core multiply-adds (CPU backend: mma_sync's)
 };
 
 /// The launches grouped by kernel name, in the order of first launch.
@@ -56,6 +57,7 @@ inline std::vector<KernelGroup> group_kernels(const std::vector<KernelFacts>& ke
     g->shared_loads += k.launch.shared_loads;
     g->shared_stores += k.launch.shared_stores;
     g->barriers += k.launch.barriers;
+    g->tensor_macs += k.launch.tensor_macs;
   }
   return groups;
 }
@@ -261,6 +263,53 @@ inline TechniqueRule no_column_matrix(double crs, double filters) {
   return [=](const TechniqueView& v) {
     return no_column_buffer(v.calls(), v.kernels(), v.counted(), v.outputs(), crs, filters);
   };
+}
+
+/// Tensor cores: the layer's products are computed on the tensor cores. `crs` = C R S, the products
+/// in each output's dot product.
+/// - Counts (CPU backend: every call of the warp matrix API's mma_sync adds its 16 x 16 x 8
+///   multiply-adds, once per warp): at least C R S per output. A tile padded past the layer's edges
+///   only adds products, so any tensor-core design meets it; a kernel that computes part of the
+///   dot product with FMA instructions (the taps that do not fill a last step of 8, say) does not.
+/// - A GPU build's compiled code: some kernel launched holds tensor-core instructions (PTX
+///   wmma.mma, mma.sync or wgmma); the kernels without are named. (On a GPU the amount is not
+///   measured yet: an FMA kernel beside a token tensor-core kernel passes there, not on the CPU
+///   backend.)
+inline std::string tensor_core_products(const TechniqueView& v, double crs) {
+  char buf[400];
+  const auto groups = group_kernels(v.kernels());
+  if (groups.empty()) return "no kernel was launched";
+  std::string without;
+  long with = 0;
+  if (v.has_code()) {
+    for (const KernelGroup& g : groups) {
+      if (g.code && g.code->mma > 0) ++with;
+      else without += (without.empty() ? "" : ", ") + g.name;
+    }
+    if (with == 0)
+      return "no kernel's compiled code holds a tensor-core instruction (" + without +
+             ": no wmma.mma, mma.sync or wgmma in the PTX): the products are FMA instructions on the CUDA cores";
+  }
+  if (v.counted() && !v.gpu_counts()) {
+    double macs = 0;
+    for (const KernelGroup& g : groups) macs += double(g.tensor_macs);
+    macs /= v.outputs();
+    if (macs < crs * (1 - 1e-9)) {
+      std::snprintf(buf, sizeof buf,
+                    "the tensor cores did %.4g multiply-adds per output (wmma::mma_sync, counted once a warp); each "
+                    "output's dot product has C R S = %.0f products, and every one of them belongs on the tensor cores",
+                    macs, crs);
+      return buf;
+    }
+  }
+  if (!v.has_code() && !(v.counted() && !v.gpu_counts()))
+    return "no record of the kernels' code or of their tensor-core work";
+  return {};
+}
+
+/// tensor_core_products() as a rule.
+inline TechniqueRule tensor_cores(double crs) {
+  return [=](const TechniqueView& v) { return tensor_core_products(v, crs); };
 }
 
 /// The cuDNN path: cudnn_forward's output comes from cudnnConvolutionForward, not from kernels of the

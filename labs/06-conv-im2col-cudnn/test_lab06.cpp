@@ -178,6 +178,29 @@ std::string locate(const ConvProblem& p, std::size_t i, bool* in_padding = nullp
   return o.str();
 }
 
+// The arithmetic a path is held to: FP32 throughout, or TF32 products (the tensor-core slot).
+enum class Precision { fp32, tf32 };
+
+// The TF32 error bound of an output of m = C R S products, as a multiple of the FP32 one
+// (tolerance_for(): gamma_{m+1} sum |x w|). TF32 keeps 10 mantissa bits: an operand rounded to
+// nearest is off by at most u = 2^-11 of itself, one truncated (what a tensor core does with FP32
+// bits it is given unrounded) by less than 2^-10; u = 2^-10 covers both. The product of two such
+// operands is exact in FP32 (11 + 11 significant bits) and off by at most (2u + u^2) |x w|; the FP32
+// sum of m of them adds gamma_m (1 + 2u + u^2) sum |x w|, the final store one more rounding. So
+//   |y^ - y| <= ((2u + u^2)(1 + gamma_m) + gamma_{m+1}) sum |x w|,
+// about 2^-9 sum |x w|: from 28 times FP32's bound (m = 1152) to 16000 times (m = 1).
+double tf32_scale(int m) {
+  const double u = 1.0 / 1024;
+  return ((2 * u + u * u) * (1 + gamma_m(m)) + gamma_m(m + 1)) / gamma_m(m + 1);
+}
+
+// A golden model whose tolerances (tolerance_for(magnitude, terms)) are the TF32 bound.
+Golden held_to(Golden g, Precision precision) {
+  if (precision == Precision::tf32)
+    for (double& m : g.magnitude) m *= tf32_scale(g.terms);
+  return g;
+}
+
 bool agrees(const std::vector<float>& got, const Comparison& c, const Golden& alt) {
   if (c.first.empty()) return false;
   for (const auto& m : c.first)
@@ -187,7 +210,7 @@ bool agrees(const std::vector<float>& got, const Comparison& c, const Golden& al
 }
 
 // What the wrong outputs suggest: other computations that give exactly what the kernel wrote.
-std::string diagnose(const Layer& L, const Comparison& c, const std::vector<float>& got) {
+std::string diagnose(const Layer& L, const Comparison& c, const std::vector<float>& got, Precision precision) {
   const ConvProblem& p = L.p;
   std::string hints;
   if (c.unwritten == c.checked)
@@ -201,7 +224,7 @@ std::string diagnose(const Layer& L, const Comparison& c, const std::vector<floa
              "missing between filling a tile and reading it, or part of the tile is never loaded.\n";
   if (c.unwritten > 0 || p.macs() > 2e8) return hints;  // the alternatives below cost a golden model each
   const auto tryit = [&](const lab06::ConvVariant& v, const std::string& text) {
-    if (agrees(got, c, lab06::conv_golden(L.x, L.w, p, v))) hints += "hint: " + text + "\n";
+    if (agrees(got, c, held_to(lab06::conv_golden(L.x, L.w, p, v), precision))) hints += "hint: " + text + "\n";
   };
   const int offsets[][2] = {{p.pad_w, p.pad_h}, {p.pad_w, p.pad_w}, {p.pad_h, p.pad_h}, {0, 0},
                             {0, p.pad_w},       {p.pad_h, 0},       {p.pad_h + 1, p.pad_w}, {p.pad_h, p.pad_w + 1}};
@@ -318,7 +341,7 @@ std::string changed(const GuardedBuffer& buffer, const std::vector<float>& host,
          " elements of " + name + "): the inputs are const, and the output must be computed from them as given";
 }
 
-bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when) {
+bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when, Precision precision = Precision::fp32) {
   L.dy.poison();
   if (const std::string err = run_once(fn, L, L.dy.data()); !err.empty()) {
     ADD_FAILURE() << when << err << "\nlayer: " << shape_text(L.p);
@@ -331,7 +354,7 @@ bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when) {
     }
   const std::vector<float> got = L.dy.download();
   const ConvProblem p = L.p;
-  const Comparison c = compare(got, L.g, Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
+  const Comparison c = compare(got, held_to(L.g, precision), Grid{p.out_w(), p.n * p.k * p.out_h(), 0});
   const std::string guards = L.dy.check_guards();
   auto& rec = current_record();
   rec.max_error = c.max_error;
@@ -341,13 +364,16 @@ bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when) {
                 << report(c, [&p](std::size_t i) { return locate(p, i); }, got)
                 << (guards.empty() ? "" : guards + "\nhint: a store landed outside y: guard every store with the "
                                                    "output's bounds (k < K, p < P, q < Q, and the batch)\n")
-                << (c.ok() ? "" : diagnose(L, c, got));
+                << (c.ok() ? "" : diagnose(L, c, got, precision))
+                << (precision == Precision::tf32 ? "(the tolerance is the TF32 bound: about 2^-9 times the sum of |x w| "
+                                                    "over the output's taps; the handout derives it)\n"
+                                                  : "");
   return false;
 }
 
-bool check_conv(const ConvFn& fn, const Case& cs) {
+bool check_conv(const ConvFn& fn, const Case& cs, Precision precision = Precision::fp32) {
   Layer L(cs.problem(), shared_case_layer(cs.problem(), cs.name()));
-  return run_and_compare(fn, L, "");
+  return run_and_compare(fn, L, "", precision);
 }
 
 // --- the paths, as ConvFns ----------------------------------------------------------------------
@@ -357,6 +383,9 @@ void direct(const float* x, const float* w, float* y, const ConvProblem& p, cuda
 }
 void implicit_gemm(const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
   lab06::conv_implicit_gemm(x, w, y, p, s);
+}
+void tensor_core(const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
+  lab06::conv_tensor_core(x, w, y, p, s);
 }
 // im2col + GEMM with a grader-owned workspace, poisoned with NaN for correctness runs.
 ConvFn im2col_gemm(bool poison) {
@@ -505,7 +534,7 @@ bool check_gemm(const GemmCase& gc) {
 // from another input is off by: the difference of two outputs of independent inputs has a standard
 // deviation of sqrt(2/3 sum w^2) >= sqrt(2/3) W_k / sqrt(m), at least 170 times 2 gamma_{m+1} W_k on
 // the timed layers (m = 216, 576 and 1152).
-double timed_tolerance(const Layer& L) {
+double timed_tolerance(const Layer& L, Precision precision) {
   const std::size_t taps = lab06::im2col_rows(L.p);
   double largest = 0;
   for (int k = 0; k < L.p.k; ++k) {
@@ -513,10 +542,14 @@ double timed_tolerance(const Layer& L) {
     for (std::size_t i = 0; i < taps; ++i) sum += std::fabs(double(L.w[std::size_t(k) * taps + i]));
     largest = std::max(largest, sum);
   }
-  return 2 * tolerance_for(largest, int(taps));
+  // TF32 (the tensor-core slot): the candidate's bound is the TF32 one, the baseline's FP32's; still
+  // 12 times under the spread of a result from another input on the timed layers (m = 576, 1152).
+  const double bound = tolerance_for(largest, int(taps));
+  return precision == Precision::tf32 ? bound * (tf32_scale(int(taps)) + 1) : 2 * bound;
 }
 
-void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader) {
+void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader,
+                       Precision precision = Precision::fp32) {
   Layer L(cs.problem(), current_seed(), Inputs::device);
   // A launcher that fails, or computes elsewhere than on the device, is not timed. Whether its
   // outputs are right is checked against the baseline's after every timed run (the first round's
@@ -544,7 +577,7 @@ void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec
   setup.refresh.count = p.input_elements();
   setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(L.dy.data()),
                                  reinterpret_cast<std::uintptr_t>(base_out.get()), p.output_elements(),
-                                 timed_tolerance(L)};
+                                 timed_tolerance(L, precision)};
   // The least DRAM traffic of the layer: x and w read once, y written once.
   setup.ideal_bytes = 4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
   // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
@@ -563,9 +596,9 @@ constexpr const char* kFixCorrectnessFirst = ": the technique is checked on a co
 // A conv path's technique: it runs on the layer (its output must be right), then `rule` judges what
 // the runner saw (convlab/technique.hpp).
 void check_conv_technique(const std::string& slot, const ConvFn& fn, const Case& cs, const std::string& asks,
-                          const TechniqueRule& rule) {
+                          const TechniqueRule& rule, Precision precision = Precision::fp32) {
   Layer L(cs.problem(), current_seed());
-  if (!run_and_compare(fn, L, "")) {
+  if (!run_and_compare(fn, L, "", precision)) {
     ADD_FAILURE() << slot << kFixCorrectnessFirst;
     return;
   }
@@ -770,6 +803,7 @@ void register_lab06(Registry& reg) {
     reg.gpu("correctness", "direct", c.name(), direct_outside(c));
     reg.gpu("correctness", "im2col_gemm", c.name(), [c] { check_conv(im2col_gemm(true), c); });
     reg.gpu("correctness", "implicit_gemm", c.name(), [c] { check_conv(implicit_gemm, c); });
+    reg.gpu("correctness", "tensor_core", c.name(), [c] { check_conv(tensor_core, c, Precision::tf32); });
 #ifdef CONVLAB_HAVE_CUDNN
     reg.gpu("correctness", "cudnn", c.name(), [c] { check_conv(cudnn_path, c); });
 #endif
@@ -792,6 +826,10 @@ void register_lab06(Registry& reg) {
   for (const Case& c : kSpeedImplicit)
     reg.gpu("speedup", "implicit_gemm", c.name(),
             [c, &spec] { check_layer_speed(implicit_gemm, c, spec.grader("speedup.implicit_gemm")); });
+  for (const Case& c : kSpeedImplicit)
+    reg.gpu("speedup", "tensor_core", c.name(), [c, &spec] {
+      check_layer_speed(tensor_core, c, spec.grader("speedup.tensor_core"), Precision::tf32);
+    });
   for (const Case& c : kSpeedImplicit)
     reg.gpu("speedup", "im2col_gemm", c.name(),
             [c, &spec] { check_layer_speed(im2col_gemm(false), c, spec.grader("speedup.im2col_gemm")); });
@@ -828,6 +866,17 @@ void register_lab06(Registry& reg) {
                            "tiles are read, and several outputs per thread (a register tile)",
                            all_of({tech::no_column_matrix(crs, p.k), tech::tiled(tech::gemm_tiles_spec(crs)),
                                    outputs_per_thread(4)}));
+    });
+  }
+  {
+    const ConvProblem p = kTechniqueGemmLayer.problem();
+    const double crs = double(lab06::im2col_rows(p));
+    reg.gpu("technique", "tensor_core", kTechniqueGemmLayer.name(), [crs, p] {
+      check_conv_technique("tensor_core", tensor_core, kTechniqueGemmLayer,
+                           "the implicit GEMM's products on the tensor cores (wmma::mma_sync with TF32 fragments, or "
+                           "mma.sync), every product of each output's dot product, and no column matrix in device "
+                           "memory (no cudaMalloc)",
+                           all_of({tech::no_column_matrix(crs, p.k), tech::tensor_cores(crs)}), Precision::tf32);
     });
   }
   reg.gpu("technique", "gemm", kTechniqueGemm.name(), [] {
@@ -906,6 +955,7 @@ void register_lab06(Registry& reg) {
     EXPECT_THROW(lab06::conv_im2col(nullptr, nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
     EXPECT_THROW(lab06::im2col(nullptr, 0, nullptr, bad, nullptr), std::invalid_argument);
     EXPECT_THROW(lab06::conv_implicit_gemm(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
+    EXPECT_THROW(lab06::conv_tensor_core(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
     EXPECT_THROW(lab06::gemm(nullptr, nullptr, nullptr, 0, 4, 4, nullptr), std::invalid_argument);
     ConvProblem zero_stride{1, 1, 8, 8, 1, 3, 3, 0, 1, 0, 0};
     EXPECT_THROW(lab06::conv_direct(nullptr, nullptr, nullptr, zero_stride, nullptr), std::invalid_argument);

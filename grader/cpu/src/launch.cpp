@@ -243,6 +243,7 @@ private:
 // What one host thread did for a launch.
 struct LaunchStats {
   std::uint64_t blocks = 0, threads = 0, barriers = 0;
+  std::uint64_t tensor_macs = 0;  // multiply-adds of the warp matrix API's mma_sync, once per warp
   std::size_t static_shared = 0;  // the largest block's
 };
 
@@ -593,6 +594,10 @@ const std::string& last_launch_detail() {
   return g_detail;
 }
 
+void detail::count_tensor_macs(std::uint64_t macs) {
+  if (BlockRunner* r = t_runner; r && r->current) r->stats.tensor_macs += macs;
+}
+
 void syncthreads(const char* file, int line) {
   BlockRunner* r = t_runner;
   if (!r || !r->current) {
@@ -735,6 +740,7 @@ void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& co
     record.blocks_run += r->stats.blocks;
     record.threads_run += r->stats.threads;
     record.barriers += r->stats.barriers;
+    record.tensor_macs += r->stats.tensor_macs;
     record.static_shared_bytes = std::max(record.static_shared_bytes, r->stats.static_shared);
     counters.push_back(&r->counter);
   }

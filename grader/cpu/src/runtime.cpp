@@ -183,6 +183,10 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = convlab_cpu::kDefaultDynamicShared; break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = convlab_cpu::kMaxDynamicSharedOptin; break;
     case cudaDevAttrMultiProcessorCount: *value = convlab_cpu::worker_count(); break;
+    // The GPU whose behaviour the backend follows, for a kernel that asks before using tensor cores
+    // (sm_90: its warp matrix API with TF32 fragments and asynchronous copies are emulated).
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
     default: *value = 0;  // clocks, bus width, L2: no meaning for the CPU backend
   }
   return cudaSuccess;

@@ -193,6 +193,9 @@ struct KernelLaunch {
   /// GPU counters only: global load instructions, each warp's counted for its 32 threads (a load
   /// of one address by the whole warp, a filter tap, counts 32 here and 1 word in global_loads).
   std::uint64_t global_load_instructions = 0;
+  /// Multiply-adds on the tensor cores (CPU backend: the warp matrix API's mma_sync, once per warp;
+  /// GPU counters: TF32 HMMA instructions executed, 1024 each).
+  std::uint64_t tensor_macs = 0;
 
   std::uint64_t blocks() const { return std::uint64_t(grid[0]) * grid[1] * grid[2]; }
   std::uint64_t threads_per_block() const { return std::uint64_t(block[0]) * block[1] * block[2]; }

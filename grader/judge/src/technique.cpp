@@ -42,6 +42,7 @@ std::map<std::string, CodeFacts> parse_code_facts(const std::string& text) {
     f.ld_generic = get("ld_generic");
     f.st_generic = get("st_generic");
     f.async_copies = get("async_copies");
+    f.mma = get("mma");
     out[name] = f;
   }
   return out;
@@ -139,7 +140,12 @@ std::string TechniqueView::traffic() const {
                   per_output(&wire::KernelLaunch::shared_loads), per_output(&wire::KernelLaunch::shared_stores),
                   per_output(&wire::KernelLaunch::constant_loads), per_output(&wire::KernelLaunch::barriers),
                   kernels_.size(), threads() ? outputs_ / double(threads()) : 0.0);
-    return buf;
+    std::string out = buf;
+    if (const double macs = per_output(&wire::KernelLaunch::tensor_macs); macs > 0) {
+      std::snprintf(buf, sizeof buf, "; %.4g tensor-core multiply-adds per output", macs);
+      out += buf;
+    }
+    return out;
   }
   std::string out;
   for (const auto& k : kernels_) {

@@ -56,6 +56,7 @@ wire::Evidence record_end() {
     k.shared_stores = r.shared.stores + r.shared.atomics;
     k.constant_loads = r.constant.loads;
     k.barriers = r.barriers;
+    k.tensor_macs = r.tensor_macs;
     k.threads = r.threads_run;
     e.launches.push_back(std::move(k));
   }

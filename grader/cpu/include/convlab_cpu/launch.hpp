@@ -131,6 +131,8 @@ T& device_symbol(T& storage, const char* name, MemorySpace space) {
 
 /// Counts an atomic read-modify-write at `address` in the running kernel's records.
 void count_atomic(const void* address, std::size_t bytes);
+/// Adds `macs` tensor-core multiply-adds to the running kernel's record (the warp matrix API).
+void count_tensor_macs(std::uint64_t macs);
 }  // namespace detail
 
 /// The barrier: `__syncthreads()`.

@@ -90,6 +90,9 @@ struct LaunchRecord {
   std::uint64_t blocks_run = 0;   ///< blocks that ran (all of the grid unless the launch failed)
   std::uint64_t threads_run = 0;  ///< threads of those blocks
   std::uint64_t barriers = 0;     ///< `__syncthreads()` calls, summed over threads
+  /// Multiply-adds done by the warp matrix API's mma_sync (tensor cores), counted once per warp:
+  /// 16 x 16 x 8 per call of an m16n16k8 fragment. Counted in every build, as barriers are.
+  std::uint64_t tensor_macs = 0;
   /// True when the memory access counts below are exact: the kernel's source was built for
   /// counting (see access_counts_available()). False: they are zero and mean nothing.
   bool counted = false;

@@ -31,10 +31,13 @@
 #include <string>
 #include <type_traits>
 
+// The helpers are static: each file that includes this header keeps its own copies, so that no
+// symbol of the CPU backend's namespace is defined in a student's kernels file (the symbol fence
+// refuses those).
 namespace convlab_cpu::wmma_detail {
 
 // The upper 19 bits of x: what a tensor core reads of an FP32 operand in TF32 mode.
-inline float tf32_truncate(float x) {
+static inline float tf32_truncate(float x) {
   std::uint32_t u;
   std::memcpy(&u, &x, sizeof u);
   u &= 0xFFFFE000u;
@@ -44,7 +47,7 @@ inline float tf32_truncate(float x) {
 
 // Round to nearest, ties away from zero, to 10 mantissa bits (cvt.rna.tf32.f32); NaN and infinity
 // kept. The result is an FP32 value whose lower 13 bits are zero.
-inline float tf32_round(float x) {
+static inline float tf32_round(float x) {
   std::uint32_t u;
   std::memcpy(&u, &x, sizeof u);
   if ((u & 0x7F800000u) != 0x7F800000u) {  // finite: add half of the dropped unit, then drop
@@ -56,7 +59,7 @@ inline float tf32_round(float x) {
 }
 
 // The lane's number within its warp (threads are numbered x fastest, as on a GPU).
-inline unsigned lane() {
+static inline unsigned lane() {
   const uint3 t = detail::thread_idx();
   const dim3 b = detail::block_dim();
   return (t.x + b.x * (t.y + b.y * t.z)) % 32u;
@@ -67,7 +70,7 @@ inline unsigned lane() {
 // floats), which an H200 does not enforce for TF32 fragments (measured with CUDA 13: a tile at 4
 // bytes past a 32-byte boundary, or ldm 10, loads and multiplies correctly): the emulation
 // accepts what the GPU runs, so that both backends give the same verdicts.
-inline void check_memory(const void* p, const char* what) {
+static inline void check_memory(const void* p, const char* what) {
   if (reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0)
     throw std::invalid_argument(std::string(what) + ": misaligned address (a float pointer " +
                                 std::to_string(reinterpret_cast<std::uintptr_t>(p) % 32) +
@@ -77,7 +80,7 @@ inline void check_memory(const void* p, const char* what) {
 
 // Element (r, c) of a rows x cols tile in memory: row-major (leading dimension ldm between rows)
 // or column-major (between columns).
-inline std::size_t at(int r, int c, unsigned ldm, bool col_major) {
+static inline std::size_t at(int r, int c, unsigned ldm, bool col_major) {
   return col_major ? std::size_t(c) * ldm + r : std::size_t(r) * ldm + c;
 }
 
@@ -96,12 +99,12 @@ CONVLAB_CPU_NOT_COUNTED void copy_out(float* memory, const float* tile, int rows
 
 // This lane's share of a tile's elements: rows*cols/32 of them, counted as loads (or stores of the
 // values the tile holds there) where the file counts memory accesses.
-inline void load_share(const float* memory, int rows, int cols, unsigned ldm, bool col_major) {
+static inline void load_share(const float* memory, int rows, int cols, unsigned ldm, bool col_major) {
   const int per_lane = rows * cols / 32, first = int(lane()) * per_lane;
   for (int e = first; e < first + per_lane; ++e)
     (void)*static_cast<const volatile float*>(&memory[at(e / cols, e % cols, ldm, col_major)]);
 }
-inline void store_share(float* memory, const float* tile, int rows, int cols, unsigned ldm, bool col_major) {
+static inline void store_share(float* memory, const float* tile, int rows, int cols, unsigned ldm, bool col_major) {
   const int per_lane = rows * cols / 32, first = int(lane()) * per_lane;
   for (int e = first; e < first + per_lane; ++e)
     *static_cast<volatile float*>(&memory[at(e / cols, e % cols, ldm, col_major)]) = tile[e];
@@ -209,6 +212,7 @@ inline void mma_sync(fragment<accumulator, 16, 16, 8, float>& d,
       out[i * 16 + j] = s;
     }
   std::memcpy(d.x, out, sizeof out);
+  if (convlab_cpu::wmma_detail::lane() == 0) ::convlab_cpu::detail::count_tensor_macs(16 * 16 * 8);  // once a warp
 }
 
 }  // namespace wmma

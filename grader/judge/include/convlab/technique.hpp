@@ -33,6 +33,7 @@ namespace convlab {
 struct CodeFacts {
   long ld_shared = 0, st_shared = 0, barriers = 0, ld_const = 0, ld_global = 0, st_global = 0, atomics = 0,
        ld_generic = 0, st_generic = 0, async_copies = 0;
+  long mma = 0;  ///< tensor-core matrix multiply-accumulates (PTX wmma.mma, mma.sync, wgmma.mma_async)
 };
 
 /// The compiled code's facts of this judge's runner, by kernel name: read from the file given by

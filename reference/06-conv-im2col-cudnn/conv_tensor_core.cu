@@ -1,0 +1,187 @@
+// Lab 06 — implicit GEMM on tensor cores (reference solution).
+//
+// The implicit GEMM of conv_implicit_gemm.cu, its products on the tensor cores: TF32 inputs
+// (10 mantissa bits), FP32 accumulation, through CUDA's warp matrix API (nvcuda::wmma,
+// m16n16k8 fragments, precision::tf32). The GEMM is laid out for the tensor cores' fragments:
+//   M = N P Q output pixels (row j = (n P + p) Q + q), N = K filters, K_gemm = C R S taps
+//   A[j][crs] = x[n][c][p stride_h - pad_h + r][q stride_w - pad_w + s] (0 in the padding),
+//   B[crs][k] = w[k][crs], y[n][k][p][q] = (A B)[j][k].
+// Block tile BM x BN = 128 pixels x 64 filters, BK = 16 taps a step, 256 threads = 8 warps in
+// 4 x 2, each warp 32 x 32 outputs = 2 x 2 accumulator fragments of 16 x 16.
+// Shared memory, per stage: the A tile pixel-contiguous (a[kk][m], ld 132: A is column-major
+// for wmma), the B tile tap-contiguous (b[n][kk], ld 20: B column-major), two stages filled by
+// asynchronous copies (<cuda_pipeline.h>: __pipeline_memcpy_async) while the other stage is
+// multiplied, one commit and one wait per step. Every fragment pointer is 32-byte aligned
+// and every ld a multiple of 4 floats, as the warp matrix API requires.
+// The gather: thread t copies pixel m = t % 128 of the tile (its (n, p, q), the image's base
+// and its window's corner computed once), taps kk = t / 128, + 2, + 4, ...: it walks its taps
+// (c, r, s) in steps of 2 without a division; outside the image the copy is a zero fill.
+// Consecutive threads copy consecutive pixels: a warp's copies of one tap are coalesced.
+// The epilogue: the accumulators are stored through shared memory (c[n][m], pixel-contiguous)
+// so that a warp writes 32 consecutive pixels of one filter's output plane (NCHW, no
+// transpose), coalesced.
+// The inputs are rounded to TF32 (__float_to_tf32: to nearest) in the fragments; the error
+// bound the graders allow is in the handout.
+#include "lab06.hpp"
+
+#include <convlab/check.hpp>
+
+#include <cuda_pipeline.h>
+#include <mma.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace convlab::lab06 {
+namespace {
+
+constexpr int kBM = 128, kBN = 64, kBK = 16, kThreads = 256;
+constexpr int kLdA = kBM + 4;  // a[kk][m]: 528 bytes a row, a multiple of 32 bytes and 16 floats + 4
+constexpr int kLdB = kBK + 4;  // b[n][kk]: 80 bytes a row
+constexpr int kLdC = kBM + 4;  // c[n][m]
+constexpr int kStageA = kBK * kLdA, kStageB = kBN * kLdB;
+constexpr int kSharedFloats = (2 * (kStageA + kStageB) > kBN * kLdC) ? 2 * (kStageA + kStageB) : kBN * kLdC;
+
+// One thread's part of the copies: its pixel of the A tile (fixed) and where its walk over the
+// taps stands (tap crs = (c R + r) S + s, advanced by 2 per copy).
+struct Gather {
+  const float* x_img;  // the pixel's image
+  int m;               // the pixel's row in the A tile
+  bool pixel_ok;       // the pixel exists (the last tile may hang over N P Q)
+  int ih0, iw0;        // its window's top-left corner in the image
+  int crs, c, r, s;    // the next tap this thread copies
+};
+
+// Copies one step of kBK taps of A and B into a stage's tiles (asynchronously: they land when the
+// thread waits for them).
+__device__ void load_step(Gather& g, const float* __restrict__ x, const float* __restrict__ w, const ConvProblem& p,
+                          int CRS, int k0, int n0, float* a, float* b) {
+  for (int i = 0; i < kBK / 2; ++i) {
+    const int kk = g.crs - k0;
+    const int ih = g.ih0 + g.r, iw = g.iw0 + g.s;
+    const bool inside = g.pixel_ok && g.crs < CRS && ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
+    const float* src = inside ? g.x_img + (g.c * p.h + ih) * p.w + iw : x;
+    __pipeline_memcpy_async(a + kk * kLdA + g.m, src, sizeof(float), inside ? 0 : sizeof(float));
+    g.crs += 2;
+    g.s += 2;
+    while (g.s >= p.s) g.s -= p.s, ++g.r;
+    while (g.r >= p.r) g.r -= p.r, ++g.c;
+  }
+  // B: filter n = tid / 4 of the tile, taps 4 (tid % 4) .. + 3: one 16-byte copy where the four lie
+  // inside w and C R S keeps the rows 16-byte aligned, else four 4-byte copies.
+  const int tid = int(threadIdx.x);
+  const int n = tid / 4, kk0 = (tid % 4) * 4, f = n0 + n, c0 = k0 + kk0;
+  const float* wrow = w + std::size_t(f < p.k ? f : 0) * CRS;
+  if (f < p.k && CRS % 4 == 0 && c0 + 3 < CRS) {
+    __pipeline_memcpy_async(b + n * kLdB + kk0, wrow + c0, 4 * sizeof(float));
+  } else {
+    for (int e = 0; e < 4; ++e) {
+      const bool ok = f < p.k && c0 + e < CRS;
+      __pipeline_memcpy_async(b + n * kLdB + kk0 + e, ok ? wrow + c0 + e : w, sizeof(float), ok ? 0 : sizeof(float));
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    tensor_core_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, ConvProblem p,
+                       int P, int Q) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  // No TF32 tensor cores before compute capability 8.0: the launcher refuses such a GPU.
+#else
+  using namespace nvcuda;
+  __shared__ __align__(128) float smem[kSharedFloats];
+  float* const a_tile = smem;                // [2][kBK][kLdA]
+  float* const b_tile = smem + 2 * kStageA;  // [2][kBN][kLdB]
+  float* const c_tile = smem;                // [kBN][kLdC], after the last step
+
+  const int tid = int(threadIdx.x), warp = tid / 32;
+  const int warp_m = warp % 4, warp_n = warp / 4;
+  const int PQ = P * Q, pixels = p.n * PQ;
+  const int RS = p.r * p.s, CRS = p.c * RS;
+  const int m0 = int(blockIdx.x) * kBM;
+
+  // This thread's pixel of the A tile.
+  Gather g;
+  g.m = tid % kBM;
+  const int j = m0 + g.m;
+  g.pixel_ok = j < pixels;
+  const int img = g.pixel_ok ? j / PQ : 0, pq = g.pixel_ok ? j % PQ : 0;
+  g.ih0 = (pq / Q) * p.stride_h - p.pad_h;
+  g.iw0 = (pq % Q) * p.stride_w - p.pad_w;
+  g.x_img = x + std::size_t(img) * p.c * p.h * p.w;
+  const int steps = (CRS + kBK - 1) / kBK;
+
+  // Filter tiles: one per blockIdx.y, more where K needs more than a grid's y carries (65535).
+  for (int n0 = int(blockIdx.y) * kBN; n0 < p.k; n0 += int(gridDim.y) * kBN) {
+    g.crs = tid / kBM;  // 0 or 1, then + 2 per copy
+    g.c = g.crs / RS;
+    g.r = g.crs % RS / p.s;
+    g.s = g.crs % p.s;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
+    for (int i = 0; i < 2; ++i)
+      for (int jn = 0; jn < 2; ++jn) wmma::fill_fragment(acc[i][jn], 0.0f);
+
+    load_step(g, x, w, p, CRS, 0, n0, a_tile, b_tile);
+    __pipeline_commit();
+    for (int t = 0; t < steps; ++t) {
+      const int next = (t + 1) & 1;
+      if (t + 1 < steps) load_step(g, x, w, p, CRS, (t + 1) * kBK, n0, a_tile + next * kStageA, b_tile + next * kStageB);
+      __pipeline_commit();
+      __pipeline_wait_prior(1);  // step t's copies have landed (this thread's)
+      __syncthreads();           // ... and every thread's
+      const float* a = a_tile + (t & 1) * kStageA;
+      const float* b = b_tile + (t & 1) * kStageB;
+#pragma unroll
+      for (int kk = 0; kk < kBK; kk += 8) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fa[2];
+        wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb[2];
+        for (int i = 0; i < 2; ++i) {
+          wmma::load_matrix_sync(fa[i], a + kk * kLdA + warp_m * 32 + i * 16, kLdA);
+          for (int e = 0; e < fa[i].num_elements; ++e) fa[i].x[e] = wmma::__float_to_tf32(fa[i].x[e]);
+        }
+        for (int jn = 0; jn < 2; ++jn) {
+          wmma::load_matrix_sync(fb[jn], b + (warp_n * 32 + jn * 16) * kLdB + kk, kLdB);
+          for (int e = 0; e < fb[jn].num_elements; ++e) fb[jn].x[e] = wmma::__float_to_tf32(fb[jn].x[e]);
+        }
+        for (int i = 0; i < 2; ++i)
+          for (int jn = 0; jn < 2; ++jn) wmma::mma_sync(acc[i][jn], fa[i], fb[jn], acc[i][jn]);
+      }
+      __syncthreads();  // every warp is done with this stage before it is filled again
+    }
+    __pipeline_wait_prior(0);
+
+    // Epilogue: the accumulators into c[n][m] (the stages' memory), then to y, pixel-contiguous.
+    for (int i = 0; i < 2; ++i)
+      for (int jn = 0; jn < 2; ++jn)
+        wmma::store_matrix_sync(c_tile + (warp_n * 32 + jn * 16) * kLdC + warp_m * 32 + i * 16, acc[i][jn], kLdC,
+                                wmma::mem_col_major);
+    __syncthreads();
+    if (g.pixel_ok) {
+      float* const y_pixel = y + std::size_t(img) * p.k * PQ + pq;
+      for (int n = tid / kBM; n < kBN; n += kThreads / kBM)
+        if (n0 + n < p.k) y_pixel[std::size_t(n0 + n) * PQ] = c_tile[n * kLdC + g.m];
+    }
+    __syncthreads();  // c_tile read before the next filter tile's copies overwrite it
+  }
+#endif
+}
+
+}  // namespace
+
+void conv_tensor_core(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, cudaStream_t stream) {
+  validate(p);
+  int device = 0, major = 0;
+  CONVLAB_CUDA_CHECK(cudaGetDevice(&device));
+  CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 8)
+    throw std::runtime_error("conv_tensor_core: TF32 tensor cores need a GPU of compute capability 8.0 or newer; "
+                             "this one is " + std::to_string(major) + ".x");
+  const int P = p.out_h(), Q = p.out_w();
+  const long long pixels = 1LL * p.n * P * Q;
+  const long long filter_tiles = (p.k + kBN - 1) / kBN;
+  const dim3 grid(unsigned((pixels + kBM - 1) / kBM), unsigned(filter_tiles < 65535 ? filter_tiles : 65535));
+  tensor_core_kernel<<<grid, kThreads, 0, stream>>>(d_x, d_w, d_y, p, P, Q);
+  CONVLAB_CHECK_LAUNCH();
+}
+
+}  // namespace convlab::lab06
