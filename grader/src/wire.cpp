@@ -55,6 +55,7 @@ void Evidence::write(Writer& w) const {
   w.u64(host_device_stores);
   w.u8(counts_available);
   w.u8(counted_on_gpu);
+  w.u8(tensor_counted);
   w.bytes(writable_args.data(), writable_args.size());
 }
 
@@ -94,6 +95,7 @@ Evidence Evidence::read(Reader& r) {
   e.host_device_stores = r.u64();
   e.counts_available = r.u8() != 0;
   e.counted_on_gpu = r.u8() != 0;
+  e.tensor_counted = r.u8() != 0;
   std::size_t n = 0;
   const char* p = r.bytes(&n, 256);
   e.writable_args.assign(p, p + n);

@@ -267,21 +267,28 @@ inline TechniqueRule no_column_matrix(double crs, double filters) {
 
 /// Tensor cores: the layer's products are computed on the tensor cores. `crs` = C R S, the products
 /// in each output's dot product.
-/// - Counts (CPU backend: every call of the warp matrix API's mma_sync adds its 16 x 16 x 8
-///   multiply-adds, once per warp): at least C R S per output. A tile padded past the layer's edges
-///   only adds products, so any tensor-core design meets it; a kernel that computes part of the
-///   dot product with FMA instructions (the taps that do not fill a last step of 8, say) does not.
 /// - A GPU build's compiled code: some kernel launched holds tensor-core instructions (PTX
-///   wmma.mma, mma.sync or wgmma); the kernels without are named. (On a GPU the amount is not
-///   measured yet: an FMA kernel beside a token tensor-core kernel passes there, not on the CPU
-///   backend.)
-inline std::string tensor_core_products(const TechniqueView& v, double crs) {
+///   wmma.mma, mma.sync or wgmma); the kernels without are named.
+/// - Counts, where they were made (Evidence::tensor_counted: the CPU backend, whose emulated
+///   mma_sync adds its 16 x 16 x 8 multiply-adds once per warp): at least C R S per output. A tile
+///   padded past the layer's edges only adds products, so any tensor-core design meets it; an FMA
+///   kernel beside a token tensor-core kernel, or one that computes part of each dot product with
+///   FMAs, does not. A GPU does not count them yet (wire.hpp, Evidence::tensor_counted): there such
+///   a token passes, and the CPU backend is what catches it.
+inline std::string tensor_core_products(const std::vector<KernelFacts>& kernels,
+                                        const std::vector<remote::CallRecord>& calls, double outputs, double crs) {
   char buf[400];
-  const auto groups = group_kernels(v.kernels());
+  const auto groups = group_kernels(kernels);
   if (groups.empty()) return "no kernel was launched";
-  std::string without;
-  long with = 0;
-  if (v.has_code()) {
+  bool has_code = true, counted = !calls.empty(), on_gpu = false;
+  for (const auto& k : kernels) has_code = has_code && k.code.has_value(), counted = counted && k.launch.counted;
+  for (const auto& c : calls) {
+    counted = counted && c.evidence.counts_available && c.evidence.tensor_counted;
+    on_gpu = on_gpu || c.evidence.counted_on_gpu;
+  }
+  if (has_code) {
+    std::string without;
+    long with = 0;
     for (const KernelGroup& g : groups) {
       if (g.code && g.code->mma > 0) ++with;
       else without += (without.empty() ? "" : ", ") + g.name;
@@ -290,26 +297,25 @@ inline std::string tensor_core_products(const TechniqueView& v, double crs) {
       return "no kernel's compiled code holds a tensor-core instruction (" + without +
              ": no wmma.mma, mma.sync or wgmma in the PTX): the products are FMA instructions on the CUDA cores";
   }
-  if (v.counted() && !v.gpu_counts()) {
+  if (counted) {
     double macs = 0;
     for (const KernelGroup& g : groups) macs += double(g.tensor_macs);
-    macs /= v.outputs();
+    macs /= outputs;
     if (macs < crs * (1 - 1e-9)) {
       std::snprintf(buf, sizeof buf,
-                    "the tensor cores did %.4g multiply-adds per output (wmma::mma_sync, counted once a warp); each "
-                    "output's dot product has C R S = %.0f products, and every one of them belongs on the tensor cores",
-                    macs, crs);
+                    "the tensor cores did %.4g multiply-adds per output (%s); each output's dot product has C R S = "
+                    "%.0f products, and every one of them belongs on the tensor cores",
+                    macs, on_gpu ? "counted by the GPU" : "mma_sync, once a warp", crs);
       return buf;
     }
   }
-  if (!v.has_code() && !(v.counted() && !v.gpu_counts()))
-    return "no record of the kernels' code or of their tensor-core work";
+  if (!has_code && !counted) return "no record of the kernels' code or of their tensor-core work";
   return {};
 }
 
 /// tensor_core_products() as a rule.
 inline TechniqueRule tensor_cores(double crs) {
-  return [=](const TechniqueView& v) { return tensor_core_products(v, crs); };
+  return [=](const TechniqueView& v) { return tensor_core_products(v.kernels(), v.calls(), v.outputs(), crs); };
 }
 
 /// The cuDNN path: cudnn_forward's output comes from cudnnConvolutionForward, not from kernels of the

@@ -1062,6 +1062,59 @@ void register_lab06(Registry& reg) {
     const auto sliced = with_counts(fake_launch("implicit_gemm_kernel", 40, 20736), outputs, 3, 45, 3, 0.4, 8);
     EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {zero, sliced}, true, outputs, crs, k), "");
   });
+  reg.cpu("cpu", "technique", "tensor_core_products", [] {
+    namespace tech = lab06::technique;
+    const double outputs = 32 * 1152, crs = 144;  // kTechniqueGemmLayer
+    // A call as the runner records it: launches, and whether their tensor-core work was counted.
+    // The rule on launches and their call's record (whether their tensor-core work was counted).
+    const auto judge = [&](std::vector<KernelFacts> kernels, bool tensor_counted, bool gpu) {
+      remote::CallRecord c = fake_call("conv_tensor_core", kernels);
+      c.evidence.counts_available = true;
+      c.evidence.counted_on_gpu = gpu;
+      c.evidence.tensor_counted = tensor_counted;
+      return tech::tensor_core_products(kernels, {c}, outputs, crs);
+    };
+    const auto macs = [&](KernelFacts k, double per_output) {
+      k.launch.tensor_macs = std::uint64_t(per_output * outputs);
+      return k;
+    };
+    const auto mma_code = [](KernelFacts k, long mma) {
+      CodeFacts c = k.code.value_or(CodeFacts{});
+      c.mma = mma;
+      k.code = c;
+      return k;
+    };
+    const KernelFacts tc = fake_launch("tensor_core_kernel", 10, 33792), fma = fake_launch("fma_kernel", 144, 0);
+    // The CPU backend: counts only (no compiled-code facts). 144 products per output, or padded more: passes.
+    const auto counted = [&](const KernelFacts& k, double per_output) {
+      return macs(with_counts(k, outputs, 5, 20, 8, 1), per_output);
+    };
+    EXPECT_EQ(judge({counted(tc, 288)}, true, false), "");
+    EXPECT_EQ(judge({counted(tc, 144)}, true, false), "");
+    EXPECT_EQ(judge({counted(fma, 0)}, true, false),
+              "the tensor cores did 0 multiply-adds per output (mma_sync, once a warp); each output's dot product has "
+              "C R S = 144 products, and every one of them belongs on the tensor cores");
+    // A token tensor-core launch beside the FMA kernel that does the work.
+    EXPECT_NE(judge({counted(tc, 32), counted(fma, 0)}, true, false)
+                  .find("the tensor cores did 32 multiply-adds per output"),
+              std::string::npos);
+    // A GPU build: the compiled code first. No kernel with a tensor-core instruction fails without counts.
+    const KernelFacts tc_code = mma_code(with_code(tc, 8, 4, 2), 16), fma_code = mma_code(with_code(fma, 0, 0, 0), 0);
+    EXPECT_EQ(judge({tc_code}, false, true), "");
+    EXPECT_EQ(judge({fma_code}, false, true),
+              "no kernel's compiled code holds a tensor-core instruction (fma_kernel: no wmma.mma, mma.sync or wgmma in "
+              "the PTX): the products are FMA instructions on the CUDA cores");
+    // ... and were a GPU's count of tensor-core work recorded (none is yet: wire.hpp), the token would be caught there.
+    const auto gpu_counted = [&](const KernelFacts& k, double per_output) {
+      return macs(with_counts(k, outputs, 5, 20, 8, 0), per_output);
+    };
+    EXPECT_NE(judge({gpu_counted(tc_code, 32), gpu_counted(fma_code, 0)}, true, true)
+                  .find("(counted by the GPU)"),
+              std::string::npos);
+    // Counts without the tensor pipe's (a chip without the metric): the compiled code decides.
+    EXPECT_EQ(judge({gpu_counted(tc_code, 0), gpu_counted(fma_code, 0)}, false, true),
+              "");
+  });
   reg.cpu("cpu", "technique", "from_cudnn_and_kernel_count", [] {
     namespace tech = lab06::technique;
     const auto own = fake_launch("implicit_gemm_kernel<64, 256>", 10, 20736);
