@@ -59,15 +59,17 @@ const std::vector<AllowGroup>& base_allow_list() {
         "__tsan_func_entry", "__tsan_func_exit", "__tsan_init"}},
       {kCpu,
        "what cu2cpp's rewrite and the CPU backend's prelude generate: a launch runs the grid "
-       "(convlab_cpu::launch), kernels read their thread and block indices, wait at __syncthreads(), get "
-       "their shared memory, keep their asynchronous copies until they wait for them (<cuda_pipeline.h>), and "
-       "count the tensor cores' multiply-adds of the warp matrix API (<mma.h>)",
+       "(convlab_cpu::launch), kernels read their thread and block indices, wait at __syncthreads() and "
+       "__syncwarp(), shuffle and vote within a warp, get their shared memory, keep their asynchronous copies until "
+       "they wait for them (<cuda_pipeline.h>), and count the tensor cores' multiply-adds of the warp matrix API "
+       "(<mma.h>)",
        {"convlab_cpu::detail::run_grid", "convlab_cpu::detail::thread_idx", "convlab_cpu::detail::block_idx",
         "convlab_cpu::detail::block_dim", "convlab_cpu::detail::grid_dim", "convlab_cpu::detail::tv",
         "TLS init function for convlab_cpu::detail::tv", "TLS wrapper function for convlab_cpu::detail::tv",
         "convlab_cpu::detail::dynamic_shared_memory", "convlab_cpu::detail::static_shared_memory",
         "convlab_cpu::detail::register_symbol", "convlab_cpu::detail::count_atomic", "convlab_cpu::syncthreads",
-        "convlab_cpu::detail::pipeline_state", "convlab_cpu::detail::count_tensor_macs"}},
+        "convlab_cpu::detail::pipeline_state", "convlab_cpu::detail::count_tensor_macs",
+        "convlab_cpu::detail::syncwarp", "convlab_cpu::detail::warp_exchange"}},
 
       // ---- the C++ and C libraries a kernels file uses -------------------------------
       {kBoth,

@@ -1,7 +1,9 @@
 // The CPU backend's kernel launches: blocks in parallel on a pool of host
-// threads, the threads of a block as fibers that switch at __syncthreads().
-// See convlab_cpu/launch.hpp.
+// threads, the threads of a block as fibers that switch at __syncthreads() and at
+// the warp barriers (__syncwarp, shuffles, votes). See convlab_cpu/launch.hpp and
+// convlab_cpu/warp.hpp.
 #include "convlab_cpu/launch.hpp"
+#include "convlab_cpu/warp.hpp"
 
 #include "counting.hpp"
 #include "launch_internal.hpp"
@@ -117,9 +119,17 @@ std::string coords(uint3 v) {
 // ---- one block -------------------------------------------------------------------------------
 struct Slot {
   uint3 idx{};
-  enum State { ready, at_barrier, done } state = ready;
+  // at_barrier: at __syncthreads(); at_warp: at a warp barrier (__syncwarp, a shuffle, a vote)
+  enum State { ready, at_barrier, at_warp, done } state = ready;
+  const char* what = nullptr;  // what it waits at ("__syncthreads()", "__syncwarp()", "__shfl_down_sync", ...)
   const char* file = nullptr;  // where it waits
   int line = 0;
+  // Its part in the warp's exchange (a shuffle or vote): set before the exchange's first
+  // warp barrier, cleared after its second, so that every lane reads it in between.
+  bool published = false;
+  detail::WarpOp op{};
+  int bytes = 0;
+  std::uint64_t value = 0;
   ctx::fiber fiber;   // the suspended thread
   ctx::fiber caller;  // inside the thread: the scheduler
   std::exception_ptr error;
@@ -283,46 +293,35 @@ public:
       slots_[t].idx = uint3{unsigned(t % bd.x), unsigned(t / bd.x % bd.y), unsigned(t / (std::size_t(bd.x) * bd.y))};
       slots_[t].state = Slot::ready;
       slots_[t].error = nullptr;
+      slots_[t].published = false;
       slots_[t].pipeline.copies.clear();  // copies a thread of an earlier block left unwaited are gone
       slots_[t].pipeline.group_ends.clear();
     }
     order(l, block_linear, 0);
 
-    // The first thread runs in a fiber. If it returns without reaching a
-    // barrier, the kernel has none for this block (a barrier any other thread
-    // reaches is then a divergence), and the rest run as plain calls: cheap.
+    // The first thread runs in a fiber. If it returns without reaching a barrier, the kernel
+    // has none for this block (a __syncthreads() any other thread reaches is then a
+    // divergence), and the rest run one after the other on one stack: cheap (run_direct). A
+    // warp barrier reached there turns the block to fiber mode from that thread on.
     start_fiber(l, order_[0]);
     resume(order_[0]);
+    std::size_t started = 1;  // the threads of order_ that have begun
     if (slots_[order_[0]].state == Slot::done) {
-      direct = true;
-      for (std::size_t k = 1; k < n; ++k) {
-        Slot& s = slots_[order_[k]];
-        current = &s;
-        tv.thread_idx = s.idx;
-        try {
-          l.invoke(l.context);
-        } catch (const DirectModeBarrier& b) {
-          direct = false;
-          fail_divergence(l, block_idx, s.idx, b.file, b.line, slots_[order_[0]].idx);
-        } catch (const std::exception& e) {
-          direct = false;
-          current = nullptr;
-          throw LaunchFailure{cudaErrorLaunchFailure, "thread " + coords(s.idx) + " failed: " + e.what()};
-        }
-        s.state = Slot::done;
-      }
-      direct = false;
-      current = nullptr;
-      return;
+      started = run_direct(l, block_idx);
+      if (started == n) return;
     }
-    // Fiber mode: run every thread to its next barrier, phase after phase.
-    for (std::size_t k = 1; k < n; ++k) start_fiber(l, order_[k]);
+    // Fiber mode: run every thread to its next barrier, round after round. A warp whose live
+    // lanes all wait at warp barriers goes on at once; a block barrier is passed when no warp
+    // can go on and every thread waits at it.
+    for (std::size_t k = started; k < n; ++k) start_fiber(l, order_[k]);
     for (int phase = 0;; ++phase) {
       if (phase > 0) order(l, block_linear, phase);
       for (std::size_t t : order_)
         if (slots_[t].state == Slot::ready) resume(t);
+      if (release_warps()) continue;
       std::size_t waiting = 0, finished = 0, a_waiter = 0, a_finisher = 0;
       for (std::size_t t = 0; t < n; ++t) {
+        if (slots_[t].state == Slot::at_warp) fail_warp_deadlock(l, block_idx, t);
         if (slots_[t].state == Slot::at_barrier) waiting++, a_waiter = t;
         else finished++, a_finisher = t;
       }
@@ -339,6 +338,63 @@ public:
       for (auto& s : slots_) s.state = Slot::ready;
     }
     current = nullptr;
+  }
+
+  // ---- warp barriers and exchanges (convlab_cpu/warp.hpp) ----
+  // The running thread waits at a warp barrier until its warp's live lanes all wait at one.
+  void warp_wait(const char* what, const char* file, int line) {
+    Slot* s = current;
+    if (direct) {  // the first warp barrier of a block in direct mode: fiber mode from here on
+      direct = false;
+      converted_ = true;
+      s->caller = std::move(direct_caller_);
+      s->stack = direct_stack_;
+    }
+    s->state = Slot::at_warp;
+    s->what = what;
+    s->file = file;
+    s->line = line;
+    suspend(s);
+  }
+
+  // __syncwarp(mask).
+  void syncwarp(const char* file, int line, unsigned mask) {
+    check_mask(mask, "__syncwarp()", file, line);
+    warp_wait("__syncwarp()", file, line);
+  }
+
+  // A shuffle or a vote (see warp.hpp): publish, warp barrier, read, warp barrier.
+  std::uint64_t exchange(detail::WarpOp op, const char* file, int line, unsigned mask, std::uint64_t value, int arg,
+                         int width, int bytes) {
+    const char* what = op_name(op);
+    check_mask(mask, what, file, line);
+    const bool shuffle = op <= detail::WarpOp::shfl_xor;
+    if (shuffle && (width < 1 || width > 32 || (width & (width - 1)) != 0))
+      throw std::invalid_argument(where(what, file, line) + "width " + std::to_string(width) +
+                                  ": it must be a power of two from 1 to 32 (warpSize); the GPU's result is undefined");
+    Slot* s = current;
+    s->published = true;
+    s->op = op;
+    s->bytes = bytes;
+    s->value = value;
+    warp_wait(what, file, line);
+    const std::uint64_t result =
+        shuffle ? read_shuffle(s, what, file, line, arg, width) : read_vote(s, what, file, line);
+    warp_wait(what, file, line);
+    s->published = false;
+    return result;
+  }
+
+  // Suspends the running thread `s` (inside its fiber) until the scheduler resumes it.
+  void suspend(Slot* s) {
+    switch_begin(&s->fake_stack, scheduler_stack);
+    try {
+      s->caller = std::move(s->caller).resume();
+    } catch (const ctx::detail::forced_unwind&) {  // the block was abandoned: unwind this thread
+      switch_end(s->fake_stack, &scheduler_stack);
+      throw;
+    }
+    switch_end(s->fake_stack, &scheduler_stack);
   }
 
   // The running block's copy of the static __shared__ variable declared at `key`.
@@ -381,6 +437,242 @@ private:
   std::vector<std::size_t> order_;
   std::vector<std::pair<const void*, void*>> statics_;  // the running block's static shared variables
   std::size_t static_bytes_ = 0;
+  // Direct mode (run_direct): its threads run in one fiber on the first thread's stack.
+  ctx::fiber direct_caller_;   // inside that fiber: the scheduler
+  StackBounds direct_stack_;
+  std::size_t direct_next_ = 0;  // the thread of order_ it runs
+  bool converted_ = false;       // a thread of it reached a warp barrier: fiber mode from then on
+  struct DirectBarrier {
+    bool reached = false;
+    const char* file = nullptr;
+    int line = 0;
+    uint3 thread{};
+  } direct_barrier_;            // a __syncthreads() reached in direct mode: a divergence
+
+  // Runs order_[1..n) one after the other, as plain calls in one fiber (the first thread's
+  // stack, free since it returned). Returns n when all returned; else the first thread of
+  // order_ not yet begun, order_[result - 1] being the thread that reached a warp barrier,
+  // suspended there and now in fiber mode with the others.
+  std::size_t run_direct(const Launch& l, uint3 block_idx) {
+    const std::size_t n = slots_.size();
+    direct = true;
+    converted_ = false;
+    direct_next_ = 1;
+    direct_barrier_ = DirectBarrier{};
+    direct_stack_ = slots_[order_[0]].stack;
+    char* base = stacks_.stack(order_[0]);
+    ctx::stack_context sc;
+    sc.size = stack_bytes();
+    sc.sp = base + stack_bytes();
+    ctx::fiber f(std::allocator_arg, ctx::preallocated(sc.sp, sc.size, sc), NoFree{},
+                 [this, &l](ctx::fiber&& caller) {
+                   switch_end(nullptr, &scheduler_stack);
+                   direct_caller_ = std::move(caller);
+                   return direct_loop(l);
+                 });
+    void* fake = nullptr;
+    switch_begin(&fake, direct_stack_);
+    f = std::move(f).resume();
+    switch_end(fake, nullptr);
+    current = nullptr;
+    if (converted_) {
+      Slot& x = slots_[order_[direct_next_]];
+      x.fiber = std::move(f);  // suspended at its warp barrier
+      return direct_next_ + 1;
+    }
+    direct = false;
+    if (direct_barrier_.reached)
+      fail_divergence(l, block_idx, direct_barrier_.thread, direct_barrier_.file, direct_barrier_.line,
+                      slots_[order_[0]].idx);
+    if (direct_next_ < n && slots_[order_[direct_next_]].error) {
+      const Slot& s = slots_[order_[direct_next_]];
+      throw LaunchFailure{cudaErrorLaunchFailure, "thread " + coords(s.idx) + " failed: " + what_of(s.error)};
+    }
+    return n;
+  }
+
+  // The body of run_direct's fiber.
+  ctx::fiber direct_loop(const Launch& l) {
+    const std::size_t n = slots_.size();
+    for (; direct_next_ < n; ++direct_next_) {
+      Slot& s = slots_[order_[direct_next_]];
+      current = &s;
+      tv.thread_idx = s.idx;
+      try {
+        l.invoke(l.context);
+      } catch (const ctx::detail::forced_unwind&) {
+        switch_begin(nullptr, scheduler_stack);
+        throw;
+      } catch (const DirectModeBarrier& b) {
+        direct_barrier_ = DirectBarrier{true, b.file, b.line, s.idx};
+        break;
+      } catch (...) {
+        s.error = std::current_exception();
+      }
+      s.state = Slot::done;
+      if (converted_) {  // it ran on in fiber mode: the scheduler resumed it, and waits for it
+        switch_begin(nullptr, scheduler_stack);
+        return std::move(s.caller);
+      }
+      if (s.error) break;
+    }
+    switch_begin(nullptr, scheduler_stack);
+    return std::move(direct_caller_);
+  }
+
+  // Sets every warp whose live lanes all wait at warp barriers going again; false if none.
+  bool release_warps() {
+    bool released = false;
+    const std::size_t n = slots_.size();
+    for (std::size_t base = 0; base < n; base += 32) {
+      const std::size_t end = std::min(n, base + 32);
+      bool waiting = false, blocked = false;
+      for (std::size_t t = base; t < end; ++t) {
+        if (slots_[t].state == Slot::at_warp) waiting = true;
+        else if (slots_[t].state != Slot::done) blocked = true;
+      }
+      if (!waiting || blocked) continue;
+      for (std::size_t t = base; t < end; ++t)
+        if (slots_[t].state == Slot::at_warp) slots_[t].state = Slot::ready;
+      released = true;
+    }
+    return released;
+  }
+
+  // Thread t waits at a warp barrier that a lane of its warp waiting at __syncthreads() keeps
+  // from completing, while that __syncthreads() waits for t.
+  [[noreturn]] void fail_warp_deadlock(const Launch& l, uint3 block_idx, std::size_t t) {
+    const std::size_t base = t / 32 * 32, end = std::min(slots_.size(), base + 32);
+    std::size_t other = t, lanes_at_warp = 0;
+    for (std::size_t k = base; k < end; ++k) {
+      if (slots_[k].state == Slot::at_barrier && other == t) other = k;
+      lanes_at_warp += slots_[k].state == Slot::at_warp;
+    }
+    const Slot& w = slots_[t];
+    const Slot& b = slots_[other];
+    std::string msg = "warp deadlock in " + describe(l, block_idx) + ", warp " + std::to_string(t / 32) + ": thread " +
+                      coords(w.idx) + " waits at " + w.what + " (" + w.file + ":" + std::to_string(w.line) + ")";
+    if (lanes_at_warp > 1) msg += " with " + std::to_string(lanes_at_warp - 1) + " other lane(s)";
+    msg += " for every lane of its warp, but thread " + coords(b.idx) + " of the same warp waits at __syncthreads() (" +
+           b.file + ":" + std::to_string(b.line) + "), which waits for thread " + coords(w.idx) +
+           ": neither barrier can complete (on a GPU the kernel would hang, or its result be undefined). The "
+           "lanes of a warp must reach the same warp barriers, shuffles and votes, and a __syncthreads() only when "
+           "every lane of the warp that has not returned reaches it too.";
+    abandon();
+    throw LaunchFailure{cudaErrorLaunchFailure, msg};
+  }
+
+  static const char* op_name(detail::WarpOp op) {
+    switch (op) {
+      case detail::WarpOp::shfl_idx: return "__shfl_sync";
+      case detail::WarpOp::shfl_up: return "__shfl_up_sync";
+      case detail::WarpOp::shfl_down: return "__shfl_down_sync";
+      case detail::WarpOp::shfl_xor: return "__shfl_xor_sync";
+      case detail::WarpOp::ballot: return "__ballot_sync";
+      case detail::WarpOp::any: return "__any_sync";
+      case detail::WarpOp::all: return "__all_sync";
+    }
+    return "a warp operation";
+  }
+
+  // "kernel K (launched at f:l), block B, thread T: what at file:line: ", for a warp operation's errors.
+  std::string where(const char* what, const char* file, int line) const {
+    return std::string("kernel ") + launch->name + " (launched at " + launch->file + ":" +
+           std::to_string(launch->line) + "), block " + coords(tv.block_idx) + ", thread " + coords(current->idx) +
+           ": " + what + " at " + file + ":" + std::to_string(line) + ": ";
+  }
+
+  // The lanes of the running thread's warp that exist: all 32, or fewer in a block's last warp.
+  unsigned existing_mask() const {
+    const std::size_t t = std::size_t(current - slots_.data()), base = t / 32 * 32;
+    const std::size_t lanes = std::min<std::size_t>(32, slots_.size() - base);
+    return lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1;
+  }
+
+  void check_mask(unsigned mask, const char* what, const char* file, int line) const {
+    const unsigned existing = existing_mask();
+    if (mask == 0xFFFFFFFFu || mask == existing) return;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "mask 0x%08x", mask);
+    std::string msg = where(what, file, line) + buf + ": partial masks are not supported on the CPU backend; it runs "
+                      "warp barriers, shuffles and votes with the full mask 0xffffffff";
+    if (existing != 0xFFFFFFFFu) {
+      std::snprintf(buf, sizeof buf, "0x%08x", existing);
+      msg += std::string(" or, in this block's last, partial warp, the mask of the lanes that exist (") + buf + ")";
+    }
+    throw std::invalid_argument(msg + "; code with a partial mask needs the CUDA backend (an NVIDIA GPU)");
+  }
+
+  // What `s` reads at a shuffle, between the exchange's two warp barriers: the lane PTX's
+  // shfl.sync names (the segment of `width` lanes: c = ((32 - width) << 8) | 0x1f, or without
+  // the 0x1f for up), or its own value where that lane lies outside the segment.
+  std::uint64_t read_shuffle(const Slot* s, const char* what, const char* file, int line, int arg, int width) const {
+    const std::size_t t = std::size_t(s - slots_.data()), base = t / 32 * 32;
+    const int lane = int(t - base), existing = int(std::min<std::size_t>(32, slots_.size() - base));
+    const int seg = 32 - width, b = arg & 31;
+    const int min_lane = lane & seg, max_lane = (lane & seg) | (31 & ~seg);
+    int j = lane;
+    bool inside = true;
+    switch (s->op) {
+      case detail::WarpOp::shfl_up: j = lane - b, inside = j >= min_lane; break;
+      case detail::WarpOp::shfl_down: j = lane + b, inside = j <= max_lane; break;
+      case detail::WarpOp::shfl_xor: j = lane ^ b, inside = j <= max_lane; break;
+      default: j = min_lane | (b & ~seg); break;
+    }
+    if (!inside || j == lane) return s->value;
+    const std::uint64_t undefined = s->bytes == 8 ? kUndefinedLaneBits64 : kUndefinedLaneBits;
+    if (j >= existing) return undefined;  // past the end of a partial warp
+    const Slot& o = slots_[base + std::size_t(j)];
+    if (!o.published) {
+      if (o.state == Slot::done) return undefined;  // returned from the kernel
+      throw std::logic_error(where(what, file, line) + "lane " + std::to_string(j) + " of the warp (thread " +
+                             coords(o.idx) + ") is not at a shuffle but at " + o.what + " (" + o.file + ":" +
+                             std::to_string(o.line) + "); the lanes of a warp must reach the same shuffles");
+    }
+    if (o.op != s->op || o.bytes != s->bytes)
+      throw std::logic_error(where(what, file, line) + "lane " + std::to_string(j) + " of the warp (thread " +
+                             coords(o.idx) + ") is at a different shuffle: " + op_name(o.op) + " of a " +
+                             std::to_string(8 * o.bytes) + "-bit value (" + o.file + ":" + std::to_string(o.line) +
+                             ")");
+    return o.value;
+  }
+
+  // A vote: the ballot of the lanes that have not returned (exited lanes vote 0, as on a GPU).
+  std::uint64_t read_vote(const Slot* s, const char* what, const char* file, int line) const {
+    const std::size_t t = std::size_t(s - slots_.data()), base = t / 32 * 32;
+    const std::size_t end = std::min(slots_.size(), base + 32);
+    unsigned ballot = 0, voters = 0;
+    for (std::size_t k = base; k < end; ++k) {
+      const Slot& o = slots_[k];
+      if (!o.published) {
+        if (o.state == Slot::done) continue;
+        throw std::logic_error(where(what, file, line) + "lane " + std::to_string(k - base) + " of the warp (thread " +
+                               coords(o.idx) + ") is not at a vote but at " + o.what + " (" + o.file + ":" +
+                               std::to_string(o.line) + "); the lanes of a warp must reach the same votes");
+      }
+      if (o.op != s->op)
+        throw std::logic_error(where(what, file, line) + "lane " + std::to_string(k - base) + " of the warp (thread " +
+                               coords(o.idx) + ") is at " + op_name(o.op) + " (" + o.file + ":" +
+                               std::to_string(o.line) + ")");
+      voters |= 1u << (k - base);
+      if (o.value) ballot |= 1u << (k - base);
+    }
+    switch (s->op) {
+      case detail::WarpOp::any: return ballot != 0;
+      case detail::WarpOp::all: return ballot == voters;
+      default: return ballot;
+    }
+  }
+
+  static std::string what_of(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+    }
+    return "an exception";
+  }
 
   static std::string hint() {
     return ". Every thread of a block must reach every __syncthreads(): let out-of-range threads skip the work, "
@@ -460,13 +752,7 @@ private:
     switch_end(fake, nullptr);
     current = nullptr;
     if (s.error) {
-      std::string what = "an exception";
-      try {
-        std::rethrow_exception(s.error);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
+      const std::string what = what_of(s.error);
       abandon();
       throw LaunchFailure{cudaErrorLaunchFailure, "thread " + coords(s.idx) + " failed: " + what};
     }
@@ -608,16 +894,10 @@ void syncthreads(const char* file, int line) {
   if (r->direct) throw DirectModeBarrier{file, line};
   Slot* s = r->current;
   s->state = Slot::at_barrier;
+  s->what = "__syncthreads()";
   s->file = file;
   s->line = line;
-  switch_begin(&s->fake_stack, r->scheduler_stack);
-  try {
-    s->caller = std::move(s->caller).resume();
-  } catch (const ctx::detail::forced_unwind&) {  // the block was abandoned: unwind this thread
-    switch_end(s->fake_stack, &r->scheduler_stack);
-    throw;
-  }
-  switch_end(s->fake_stack, &r->scheduler_stack);
+  r->suspend(s);
   // Resumed by the scheduler: the barrier is passed.
 }
 
@@ -636,6 +916,26 @@ bool in_block_shared_memory(const void* address) {
 }
 
 namespace detail {
+
+namespace {
+BlockRunner& warp_runner(const char* what, const char* file, int line) {
+  BlockRunner* r = t_runner;
+  if (!r || !r->current) {
+    std::fprintf(stderr, "convlab CPU backend: %s called outside a kernel (%s:%d)\n", what, file, line);
+    std::abort();
+  }
+  return *r;
+}
+}  // namespace
+
+void syncwarp(const char* file, int line, unsigned mask) {
+  warp_runner("__syncwarp()", file, line).syncwarp(file, line, mask);
+}
+
+std::uint64_t warp_exchange(WarpOp op, const char* file, int line, unsigned mask, std::uint64_t value, int lane,
+                            int width, int bytes) {
+  return warp_runner("a warp shuffle or vote", file, line).exchange(op, file, line, mask, value, lane, width, bytes);
+}
 
 uint3 thread_idx() { return tv.thread_idx; }
 uint3 block_idx() { return tv.block_idx; }

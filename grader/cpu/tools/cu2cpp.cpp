@@ -18,7 +18,7 @@
 // So the runtime can tell shared, constant and global memory apart when it counts a
 // kernel's memory accesses (convlab_cpu/records.hpp). Everything else (__global__, __device__ functions,
 // threadIdx, ...) is defined by convlab_cpu/prelude.hpp, which the output includes
-// first. Features the backend cannot run correctly (warp shuffles, inline PTX, ...)
+// first. Features the backend cannot run correctly (__activemask, inline PTX, ...)
 // and declarations it cannot read stop the build with a message naming the file,
 // line and feature.
 #include <algorithm>
@@ -41,16 +41,14 @@ struct Unsupported {
 
 // Matched as whole identifiers (or the literal text, for those with punctuation).
 const Unsupported kUnsupported[] = {
-    {"__shfl_sync", "warp shuffles"},
-    {"__shfl_up_sync", "warp shuffles"},
-    {"__shfl_down_sync", "warp shuffles"},
-    {"__shfl_xor_sync", "warp shuffles"},
-    {"__ballot_sync", "warp votes"},
-    {"__any_sync", "warp votes"},
-    {"__all_sync", "warp votes"},
-    {"__activemask", "warp votes"},
-    {"__syncwarp", "warp-level barriers"},
+    // The shuffles, votes and __syncwarp run (convlab_cpu/warp.hpp); which lanes are active
+    // together is the GPU's scheduling, which the backend does not have.
+    {"__activemask", "the lanes a GPU happens to run together; pass the full mask 0xffffffff"},
     {"__reduce_add_sync", "warp reductions"},
+    {"__reduce_min_sync", "warp reductions"},
+    {"__reduce_max_sync", "warp reductions"},
+    {"__match_any_sync", "warp matches"},
+    {"__match_all_sync", "warp matches"},
     {"cooperative_groups", "cooperative groups"},
     {"asm", "inline PTX"},
     {"__managed__", "managed memory"},

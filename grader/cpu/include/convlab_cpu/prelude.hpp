@@ -6,6 +6,7 @@
 #include "convlab_cpu/launch.hpp"
 #include "convlab_cpu/records.hpp"
 #include "convlab_cpu/runtime.hpp"
+#include "convlab_cpu/warp.hpp"
 
 #include <cstdio>
 
