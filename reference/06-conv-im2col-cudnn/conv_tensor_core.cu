@@ -36,11 +36,12 @@ namespace convlab::lab06 {
 namespace {
 
 constexpr int kBM = 128, kBN = 64, kBK = 16, kThreads = 256;
+constexpr int kStages = 2;  // shared-memory stages: one multiplied while the copies of the next land
 constexpr int kLdA = kBM + 4;  // a[kk][m]: 528 bytes a row, a multiple of 32 bytes and 16 floats + 4
 constexpr int kLdB = kBK + 4;  // b[n][kk]: 80 bytes a row
 constexpr int kLdC = kBM + 4;  // c[n][m]
 constexpr int kStageA = kBK * kLdA, kStageB = kBN * kLdB;
-constexpr int kSharedFloats = (2 * (kStageA + kStageB) > kBN * kLdC) ? 2 * (kStageA + kStageB) : kBN * kLdC;
+constexpr int kSharedFloats = (kStages * (kStageA + kStageB) > kBN * kLdC) ? kStages * (kStageA + kStageB) : kBN * kLdC;
 
 // One thread's part of the copies: its pixel of the A tile (fixed) and where its walk over the
 // taps stands (tap crs = (c R + r) S + s, advanced by 2 per copy).
@@ -90,9 +91,9 @@ __global__ void __launch_bounds__(kThreads)
 #else
   using namespace nvcuda;
   __shared__ __align__(128) float smem[kSharedFloats];
-  float* const a_tile = smem;                // [2][kBK][kLdA]
-  float* const b_tile = smem + 2 * kStageA;  // [2][kBN][kLdB]
-  float* const c_tile = smem;                // [kBN][kLdC], after the last step
+  float* const a_tile = smem;                      // [kStages][kBK][kLdA]
+  float* const b_tile = smem + kStages * kStageA;  // [kStages][kBN][kLdB]
+  float* const c_tile = smem;                      // [kBN][kLdC], after the last step
 
   const int tid = int(threadIdx.x), warp = tid / 32;
   const int warp_m = warp % 4, warp_n = warp / 4;
@@ -124,13 +125,13 @@ __global__ void __launch_bounds__(kThreads)
     load_step(g, x, w, p, CRS, 0, n0, a_tile, b_tile);
     __pipeline_commit();
     for (int t = 0; t < steps; ++t) {
-      const int next = (t + 1) & 1;
+      const int next = (t + 1) % kStages;
       if (t + 1 < steps) load_step(g, x, w, p, CRS, (t + 1) * kBK, n0, a_tile + next * kStageA, b_tile + next * kStageB);
       __pipeline_commit();
-      __pipeline_wait_prior(1);  // step t's copies have landed (this thread's)
+      __pipeline_wait_prior(kStages - 1);  // step t's copies have landed (this thread's)
       __syncthreads();           // ... and every thread's
-      const float* a = a_tile + (t & 1) * kStageA;
-      const float* b = b_tile + (t & 1) * kStageB;
+      const float* a = a_tile + (t % kStages) * kStageA;
+      const float* b = b_tile + (t % kStages) * kStageB;
 #pragma unroll
       for (int kk = 0; kk < kBK; kk += 8) {
         wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fa[2];
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();  // every warp is done with this stage before it is filled again
     }
-    __pipeline_wait_prior(0);
+    // Every copy has landed: the last group committed (at t = steps - 1) was empty.
 
     // Epilogue: the accumulators into c[n][m] (the stages' memory), then to y, pixel-contiguous.
     for (int i = 0; i < 2; ++i)
