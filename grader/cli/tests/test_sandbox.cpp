@@ -151,16 +151,19 @@ TEST(Sandbox, KillsProcessesLeftBehindEvenInTheirOwnSession) {
 // The harness's runner dies with its judge (PR_SET_PDEATHSIG), which takes a moment on a loaded
 // machine: within the grace period a process that ends on its own is not left behind (issue 26).
 TEST(Sandbox, AProcessEndingOnItsOwnWithinTheGraceIsNotLeftBehind) {
-  RunSpec s = shell("setsid sh -c 'sleep 0.6' & sleep 0.1; exit 0");
+  RunSpec s = shell("setsid sh -c 'exec sleep 0.6' & sleep 0.1; exit 0");
   s.grace_s = 5;
   const RunResult r = run_sandboxed(s);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.leftover, 0) << r.describe();
   EXPECT_TRUE(r.ok());
-  // Without the grace the same process is killed and counted.
+  // Without the grace the same process is killed and counted. At least one: on a loaded machine
+  // (CI, 2 cores) the snapshot can catch the session's shell between its fork and its exec, two
+  // processes then (seen once: "it left 2 process(es) running").
   s.grace_s = 0;
   const RunResult now = run_sandboxed(s);
-  EXPECT_EQ(now.leftover, 1) << now.describe();
+  EXPECT_GE(now.leftover, 1) << now.describe();
+  EXPECT_NE(now.describe().find("process(es) running, which were killed"), std::string::npos) << now.describe();
 }
 
 TEST(Sandbox, TheGraceIsBounded) {
