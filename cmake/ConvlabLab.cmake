@@ -391,7 +391,8 @@ function(convlab_add_lab)
             set(m_expect "${m_more}")
           endif()
         endforeach()
-        # Plant the bug: the reference with exactly one edit.
+        # Plant the bug: the reference with exactly one edit (made again when the reference changes).
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${reference_dir}/${m_file}")
         file(READ "${reference_dir}/${m_file}" source)
         string(FIND "${source}" "${m_find}" at)
         string(FIND "${source}" "${m_find}" at_last REVERSE)
