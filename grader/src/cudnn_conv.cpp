@@ -235,6 +235,9 @@ CudnnConv::CudnnConv(const CudnnConvShape& shape, CudnnMath math)
   m.shape = validated(shape);
   m.math = math;
 
+  // NCHW tensors and KCRS filters, or NHWC and KRSC (the descriptors take the sizes in N C H W and
+  // K C R S order either way).
+  const cudnnTensorFormat_t layout = shape.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   cudnnHandle_t handle = nullptr;
   CONVLAB_CUDNN_CHECK(cudnnCreate(&handle));
   m.handle.reset(handle);
@@ -242,13 +245,13 @@ CudnnConv::CudnnConv(const CudnnConvShape& shape, CudnnMath math)
   cudnnTensorDescriptor_t x_desc = nullptr;
   CONVLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc));
   m.x_desc.reset(x_desc);
-  CONVLAB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+  CONVLAB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc, layout, CUDNN_DATA_FLOAT,
                                                  shape.n, shape.c, shape.h, shape.w));
 
   cudnnFilterDescriptor_t w_desc = nullptr;
   CONVLAB_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc));
   m.w_desc.reset(w_desc);
-  CONVLAB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+  CONVLAB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT, layout,
                                                  shape.k, shape.c, shape.r, shape.s));
 
   cudnnConvolutionDescriptor_t conv_desc = nullptr;
@@ -273,7 +276,7 @@ CudnnConv::CudnnConv(const CudnnConvShape& shape, CudnnMath math)
   cudnnTensorDescriptor_t y_desc = nullptr;
   CONVLAB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc));
   m.y_desc.reset(y_desc);
-  CONVLAB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+  CONVLAB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc, layout, CUDNN_DATA_FLOAT,
                                                  m.out_n, m.out_k, m.out_h, m.out_w));
 }
 

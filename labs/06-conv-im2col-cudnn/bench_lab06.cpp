@@ -10,8 +10,11 @@
 //        N8 C128 28x28, K128 3x3, pad 1
 //   im2col rows name the column matrix's size (the extra memory) and the share of the time
 //   spent unfolding.
-//   3. The tensor-core anchors (issue 30): the TF32 ceiling measured through the warp matrix API,
-//      and cuDNN with TF32 allowed on the two ResNet layers (its error against the TF32 bound).
+//   Every layer has a conv_tensor_core row (TF32, held to the TF32 bound).
+//   3. The tensor-core anchors (issue 30): the TF32 ceiling measured through the warp matrix API;
+//      on the two ResNet layers conv_tensor_core timed against cuDNN with TF32 allowed, on NCHW and
+//      on NHWC tensors, interleaved, with the fractions of the TF32 ceiling and of the memory floor
+//      and every result's error against the TF32 bound (targets: 2x and 1.5x cuDNN NCHW, 1x NHWC).
 //   lab06_bench [--quick] [--markdown FILE] [--json FILE]
 // --quick: small layers, no targets (a smoke test, run by ctest). Exit 77 (skipped) without a
 // GPU; exit 1 if an output is wrong. Unmet targets are reported, not fatal.
@@ -48,6 +51,14 @@ std::string layer_name(const ConvProblem& p) {
   std::snprintf(buf, sizeof buf, "N%d C%d %dx%d K%d %dx%d s%d p%d", p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
                 p.pad_h);
   return buf;
+}
+
+// TF32 tensor cores: compute capability 8.0 or newer (conv_tensor_core refuses an older GPU).
+bool tensor_cores_here() {
+  int device = 0, major = 0;
+  CONVLAB_CUDA_CHECK(cudaGetDevice(&device));
+  CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 8;
 }
 
 #ifdef CONVLAB_HAVE_CUDNN
@@ -113,9 +124,10 @@ public:
   Bench(BenchReport& report, const BenchOptions& o) : report_(report), pairs_(o.quick ? 3 : 20), targets_(!o.quick) {}
 
   // Times `kernel` against the baseline (and cuDNN), checks its output, adds the row; returns its median.
-  double row(Layer& L, BenchRow row, const Launch& kernel, const Target& t = {}) {
+  double row(Layer& L, BenchRow row, const Launch& kernel, const Target& t = {},
+             lab06::Precision precision = lab06::Precision::fp32) {
     const SpeedRound round = measure_round(L.baseline, kernel, pairs_);
-    verify_output(L.dy, L.g, L.grid(), row.kernel + " on " + row.size);
+    verify_output(L.dy, lab06::held_to(L.g, precision), L.grid(), row.kernel + " on " + row.size);
     row.ms = round.candidate_ms;
     row.baseline_ms = round.baseline_ms.median;
     if (L.cudnn) row.cudnn_ms = measure_round(*L.cudnn, kernel, pairs_).baseline_ms.median;
@@ -171,6 +183,11 @@ ReportLine bench_layer(Bench& b, const ConvProblem& p, const Target& direct_targ
   line.implicit = b.row(L, L.row("conv_implicit_gemm"), [&](cudaStream_t s) {
     lab06::conv_implicit_gemm(L.dx.get(), L.dw.get(), L.dy.get(), p, s);
   }, implicit_target);
+  // Tensor cores, TF32 (held to the TF32 bound); against cuDNN with TF32 allowed: tensor_core_line().
+  if (tensor_cores_here())
+    b.row(L, L.row("conv_tensor_core"), [&](cudaStream_t s) {
+      lab06::conv_tensor_core(L.dx.get(), L.dw.get(), L.dy.get(), p, s);
+    }, {}, lab06::Precision::tf32);
 #ifdef CONVLAB_HAVE_CUDNN
   try {  // the student's own cuDNN path
     lab06::CudnnState* st = lab06::cudnn_create(p, L.dx.get(), L.dw.get(), L.dy.get());
@@ -191,36 +208,95 @@ ReportLine bench_layer(Bench& b, const ConvProblem& p, const Target& direct_targ
 }
 
 #ifdef CONVLAB_HAVE_CUDNN
-// cuDNN with TF32 tensor cores allowed, on the same NCHW tensors: the anchor of a tensor-core
-// implicit GEMM (issue 30), next to its FMA-math best and the measured TF32 ceiling. Its outputs
-// are held to the TF32 error bound: each operand rounded or truncated to 10 mantissa bits
-// (relative error at most u = 2^-10), the product of two within 2u + u^2, then accumulated in
-// FP32 over C R S terms (gamma_n), all times the sum of |w x| of the output.
-void cudnn_tf32_line(const ConvProblem& p, double tf32_gflops, int reps) try {
+// The largest error of `got` (NKPQ, or NPQK with nhwc) as a multiple of the TF32 bound (lab06_golden.hpp).
+double worst_of_tf32_bound(const std::vector<float>& got, const Golden& g, const ConvProblem& p, bool nhwc) {
+  const int P = p.out_h(), Q = p.out_w();
+  const double per_magnitude = lab06::tf32_scale(g.terms) * gamma_m(g.terms + 1);
+  double worst = 0;
+  for (std::size_t i = 0; i < g.value.size(); ++i) {
+    std::size_t at = i;
+    if (nhwc) {  // i = ((n K + k) P + y) Q + x  ->  ((n P + y) Q + x) K + k
+      const std::size_t x = i % Q, y = i / Q % P, k = i / (std::size_t(P) * Q) % p.k, n = i / (std::size_t(P) * Q * p.k);
+      at = ((n * P + y) * Q + x) * p.k + k;
+    }
+    const double err = std::fabs(double(got[at]) - g.value[i]), bound = per_magnitude * g.magnitude[i] + 1e-30;
+    worst = std::max(worst, std::isfinite(got[at]) ? err / bound : INFINITY);
+  }
+  return worst;
+}
+
+// The tensor-core anchors of one layer (issue 30): conv_tensor_core against cuDNN with TF32
+// tensor cores allowed, on the same NCHW tensors and on NHWC tensors (filters KRSC: no transposes
+// for cuDNN, the fairer anchor), each pair timed interleaved in this run; the fraction of the
+// measured TF32 ceiling and of the memory floor (inputs, filters and outputs moved once at the copy
+// bandwidth); every output held to the TF32 bound. `target`: the speed-up over cuDNN (NCHW) that
+// issue 30 asks of the reference here.
+void tensor_core_line(const ConvProblem& p, double tf32_gflops, double copy_gbs, int reps, double target) try {
   Layer L(p);
+  const double flop = 2.0 * p.macs();
+  const double floor_ms =
+      copy_gbs > 0 ? double(p.input_elements() + p.filter_elements() + p.output_elements()) * sizeof(float) / (copy_gbs * 1e6)
+                   : 0;
+  const auto describe = [&](const char* what, const std::string& algorithm, double ms) {
+    std::printf("  %-44s %9.4f ms = %6.1f TFLOP/s", (std::string(what) + (algorithm.empty() ? "" : " (" + algorithm + ")")).c_str(),
+                ms, flop / (ms * 1e-3) / 1e12);
+    if (tf32_gflops > 0) std::printf(", %5.1f %% of the TF32 ceiling", 100 * flop / (ms * 1e-3) / 1e9 / tf32_gflops);
+    if (floor_ms > 0) std::printf(", %5.1f %% of the memory floor", 100 * floor_ms / ms);
+    std::printf("\n");
+  };
+  std::printf("Tensor cores on %s (TF32; memory floor %.4f ms):\n", layer_name(p).c_str(), floor_ms);
+
+  // cuDNN, TF32 allowed, NCHW.
   CudnnConv conv(shape_of(p), CudnnMath::tf32_allowed);
   DeviceBuffer<float> y(p.output_elements());
   const std::string algorithm = conv.choose_algorithm(L.dx.get(), L.dw.get(), y.get());
-  const Launch run = [&](cudaStream_t s) { conv.run(L.dx.get(), L.dw.get(), y.get(), s); };
-  run(nullptr);
+  const Launch cudnn = [&](cudaStream_t s) { conv.run(L.dx.get(), L.dw.get(), y.get(), s); };
+  cudnn(nullptr);
   CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float> got = y.download();
-  const double u = std::ldexp(1.0, -10), eps = std::ldexp(1.0, -24), n = L.g.terms;
-  const double gamma = n * eps / (1 - n * eps), per_magnitude = (2 * u + u * u) * (1 + gamma) + gamma;
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(double(got[i]) - L.g.value[i]), bound = per_magnitude * L.g.magnitude[i] + 1e-30;
-    worst = std::max(worst, std::isfinite(got[i]) ? err / bound : INFINITY);
-  }
-  const double tf32_ms = time_launch(run, reps).median, fma_ms = time_launch(L.cudnn_launch, reps).median;
-  const double tflops = 2.0 * p.macs() / (tf32_ms * 1e-3) / 1e12;
-  std::printf("cuDNN on %s, TF32 tensor cores allowed (%s): %.4f ms = %.1f TFLOP/s", layer_name(p).c_str(),
-              algorithm.c_str(), tf32_ms, tflops);
-  if (tf32_gflops > 0) std::printf(", %.1f %% of the measured TF32 ceiling", 100 * tflops * 1e3 / tf32_gflops);
-  std::printf("; FMA math (%s): %.4f ms; largest error %.2f of the TF32 bound%s\n", L.cudnn_algorithm.c_str(), fma_ms,
-              worst, worst > 1 ? " (OUTSIDE IT)" : "");
+  const double cudnn_worst = worst_of_tf32_bound(y.download(), L.g, p, false);
+
+  // cuDNN, TF32 allowed, NHWC tensors and KRSC filters.
+  std::vector<float> x_nhwc(L.x.size()), w_krsc(L.w.size());
+  for (int n = 0; n < p.n; ++n)
+    for (int c = 0; c < p.c; ++c)
+      for (int i = 0; i < p.h * p.w; ++i)
+        x_nhwc[(std::size_t(n) * p.h * p.w + i) * p.c + c] = L.x[(std::size_t(n) * p.c + c) * p.h * p.w + i];
+  for (int k = 0; k < p.k; ++k)
+    for (int c = 0; c < p.c; ++c)
+      for (int i = 0; i < p.r * p.s; ++i)
+        w_krsc[(std::size_t(k) * p.r * p.s + i) * p.c + c] = L.w[(std::size_t(k) * p.c + c) * p.r * p.s + i];
+  CudnnConvShape nhwc_shape = shape_of(p);
+  nhwc_shape.nhwc = true;
+  CudnnConv conv_nhwc(nhwc_shape, CudnnMath::tf32_allowed);
+  DeviceBuffer<float> dx_nhwc(x_nhwc), dw_krsc(w_krsc), y_nhwc(p.output_elements());
+  const std::string algorithm_nhwc = conv_nhwc.choose_algorithm(dx_nhwc.get(), dw_krsc.get(), y_nhwc.get());
+  const Launch cudnn_nhwc = [&](cudaStream_t s) { conv_nhwc.run(dx_nhwc.get(), dw_krsc.get(), y_nhwc.get(), s); };
+  cudnn_nhwc(nullptr);
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const double nhwc_worst = worst_of_tf32_bound(y_nhwc.download(), L.g, p, true);
+
+  // conv_tensor_core.
+  const Launch mine = [&](cudaStream_t s) { lab06::conv_tensor_core(L.dx.get(), L.dw.get(), L.dy.get(), p, s); };
+  mine(nullptr);
+  CONVLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const double mine_worst = worst_of_tf32_bound(L.dy.download(), L.g, p, false);
+
+  const SpeedRound vs_nchw = measure_round(cudnn, mine, reps), vs_nhwc = measure_round(cudnn_nhwc, mine, reps);
+  describe(("conv_tensor_core (" + std::string(CONVLAB_IMPL_NAME) + ")").c_str(), "", vs_nchw.candidate_ms.median);
+  describe("cuDNN, TF32 allowed, NCHW", algorithm, vs_nchw.baseline_ms.median);
+  describe("cuDNN, TF32 allowed, NHWC", algorithm_nhwc, vs_nhwc.baseline_ms.median);
+  describe("cuDNN, FMA math, NCHW", L.cudnn_algorithm, time_launch(L.cudnn_launch, reps).median);
+  std::printf("  conv_tensor_core / cuDNN TF32 speed-up, interleaved pairs: NCHW %.2fx (p10 %.2f, p90 %.2f), NHWC %.2fx "
+              "(p10 %.2f, p90 %.2f)",
+              vs_nchw.ratio.median, vs_nchw.ratio.p10, vs_nchw.ratio.p90, vs_nhwc.ratio.median, vs_nhwc.ratio.p10,
+              vs_nhwc.ratio.p90);
+  if (target > 0)
+    std::printf("; target >= %.1fx NCHW and >= 1.0x NHWC: %s", target,
+                vs_nchw.ratio.median >= target && vs_nhwc.ratio.median >= 1.0 ? "met" : "NOT MET");
+  std::printf("\n  largest error, in TF32 bounds: conv_tensor_core %.2f, cuDNN NCHW %.2f, NHWC %.2f%s\n", mine_worst,
+              cudnn_worst, nhwc_worst, std::max({mine_worst, cudnn_worst, nhwc_worst}) > 1 ? " (OUTSIDE IT)" : "");
 } catch (const std::exception& e) {  // an anchor, not a row of the report: said, and the benchmark goes on
-  std::printf("cuDNN on %s, TF32 tensor cores allowed: not measured (%s)\n", layer_name(p).c_str(), e.what());
+  std::printf("Tensor cores on %s: not measured (%s)\n", layer_name(p).c_str(), e.what());
 }
 #endif
 
@@ -228,7 +304,7 @@ void cudnn_tf32_line(const ConvProblem& p, double tf32_gflops, int reps) try {
 
 int main(int argc, char** argv) {
   return run_benchmark(
-      argc, argv, "lab06_bench", "Lab 06 — multi-channel convolution: direct, im2col + GEMM, implicit GEMM, cuDNN",
+      argc, argv, "lab06_bench", "Lab 06 — multi-channel convolution: direct, im2col + GEMM, implicit GEMM (FMA and tensor cores), cuDNN",
       [](BenchReport& report, const BenchOptions& options, const BenchCeilings&) {
         Bench b(report, options);
         const bool quick = options.quick;
@@ -254,8 +330,8 @@ int main(int argc, char** argv) {
           bench_layer(b, lab06::make_problem(1, 6, 200, 130, 6, 6, 6, 1, 1, Padding::valid), {}, {});
           bench_layer(b, lab06::make_problem(2, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {}, {});
 #ifdef CONVLAB_HAVE_CUDNN
-          cudnn_tf32_line(lab06::make_problem(2, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), tf32_gflops,
-                          b.pairs());
+          tensor_core_line(lab06::make_problem(2, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), tf32_gflops,
+                           report.copy_gbs(), b.pairs(), 0);
 #endif
         } else {
           bench_layer(b, lab06::make_problem(1, 6, 768, 512, 6, 6, 6, 1, 1, Padding::valid), {3.0}, {});
@@ -264,9 +340,11 @@ int main(int argc, char** argv) {
                       {1.0 / 1.5});
           bench_layer(b, lab06::make_problem(8, 128, 28, 28, 128, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), {}, {});
 #ifdef CONVLAB_HAVE_CUDNN
-          for (const ConvProblem& p : {lab06::make_problem(32, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1),
-                                       lab06::make_problem(8, 128, 28, 28, 128, 3, 3, 1, 1, Padding::explicit_pads, 1, 1)})
-            cudnn_tf32_line(p, tf32_gflops, b.pairs());
+          // Issue 30's targets: 2x cuDNN TF32 on N32 C64, 1.5x on N8 C128, 1.0x cuDNN on NHWC tensors.
+          tensor_core_line(lab06::make_problem(32, 64, 56, 56, 64, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), tf32_gflops,
+                           report.copy_gbs(), b.pairs(), 2.0);
+          tensor_core_line(lab06::make_problem(8, 128, 28, 28, 128, 3, 3, 1, 1, Padding::explicit_pads, 1, 1), tf32_gflops,
+                           report.copy_gbs(), b.pairs(), 1.5);
 #endif
         }
         std::printf("\nThe lab report's comparison (N1 C3, K1 3x3, SAME padding), median ms:\n\n"

@@ -7,6 +7,7 @@
 
 #include "lab06.hpp"
 
+#include <convlab/compare.hpp>
 #include <convlab/golden.hpp>
 
 #include <algorithm>
@@ -117,6 +118,30 @@ inline Golden gemm_golden(const std::vector<float>& a, const std::vector<float>&
         }
       }
   });
+  return g;
+}
+
+/// The arithmetic a path is held to: FP32 throughout, or TF32 products (the tensor-core slot).
+enum class Precision { fp32, tf32 };
+
+/// The TF32 error bound of an output of m = C R S products, as a multiple of the FP32 one
+/// (tolerance_for(): \f$\gamma_{m+1} \sum |x w|\f$). TF32 keeps 10 mantissa bits: an operand rounded
+/// to nearest is off by at most u = 2^-11 of itself, one truncated (what a tensor core does with
+/// FP32 bits it is given unrounded) by less than 2^-10; u = 2^-10 covers both. The product of two
+/// such operands is exact in FP32 (11 + 11 significant bits) and off by at most (2u + u^2) |x w|;
+/// the FP32 sum of m of them adds gamma_m (1 + 2u + u^2) sum |x w|, the final store one more
+/// rounding. So
+///   |y^ - y| <= ((2u + u^2)(1 + gamma_m) + gamma_{m+1}) sum |x w|,
+/// about 2^-9 sum |x w|: from 28 times FP32's bound (m = 1152) to 16000 times (m = 1).
+inline double tf32_scale(int m) {
+  const double u = 1.0 / 1024;
+  return ((2 * u + u * u) * (1 + gamma_m(m)) + gamma_m(m + 1)) / gamma_m(m + 1);
+}
+
+/// A golden model whose tolerances (tolerance_for(magnitude, terms)) are the TF32 bound.
+inline Golden held_to(Golden g, Precision precision) {
+  if (precision == Precision::tf32)
+    for (double& m : g.magnitude) m *= tf32_scale(g.terms);
   return g;
 }
 

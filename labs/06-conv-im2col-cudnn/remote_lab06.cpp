@@ -6,6 +6,12 @@
 
 #include <convlab/remote_contract.hpp>
 
+#if defined(CONVLAB_HAVE_CUDNN) && !defined(CONVLAB_JUDGE)
+#include <convlab/cudnn_conv.hpp>
+
+#include <memory>
+#endif
+
 namespace convlab::remote {
 // cudnn_info()'s result holds a string: sent field by field.
 template <>
@@ -70,6 +76,51 @@ void conv_naive(const float* d_x, const float* d_w, float* d_y, const ConvProble
   remote::call<void>("baseline.conv_naive", d_x, d_w, d_y, problem, stream);
 }
 #endif
+#ifdef CONVLAB_HAVE_CUDNN
+// cuDNN with TF32 tensor cores allowed (its fastest algorithm, cudnnFind, through the grader's own
+// wrapper grader/src/cudnn_conv.cpp): the tensor-core slot's speed baseline, made and run in the
+// runner like the naive one.
+#if defined(CONVLAB_JUDGE)
+CudnnTf32* cudnn_tf32_create(const ConvProblem& problem, const float* d_x, const float* d_w, float* d_y) {
+  return remote::call<CudnnTf32*>("baseline.cudnn_tf32_create", problem, d_x, d_w, d_y);
+}
+void cudnn_tf32_forward(CudnnTf32* state, const float* d_x, const float* d_w, float* d_y, cudaStream_t stream) {
+  remote::call<void>("baseline.cudnn_tf32_forward", state, d_x, d_w, d_y, stream);
+}
+std::string cudnn_tf32_algorithm(const CudnnTf32* state) {
+  return remote::call<std::string>("baseline.cudnn_tf32_algorithm", state);
+}
+void cudnn_tf32_destroy(CudnnTf32* state) noexcept {
+  try {
+    remote::call<void>("baseline.cudnn_tf32_destroy", state);
+  } catch (...) {  // a runner that is gone has freed everything with it
+  }
+}
+#else
+struct CudnnTf32 {
+  std::unique_ptr<CudnnConv> conv;
+};
+namespace {
+CudnnConvShape shape_of(const ConvProblem& p) {
+  CudnnConvShape s;
+  s.n = p.n, s.c = p.c, s.h = p.h, s.w = p.w, s.k = p.k, s.r = p.r, s.s = p.s;
+  s.pad_h = p.pad_h, s.pad_w = p.pad_w, s.stride_h = p.stride_h, s.stride_w = p.stride_w;
+  return s;
+}
+}  // namespace
+CudnnTf32* cudnn_tf32_create(const ConvProblem& problem, const float* d_x, const float* d_w, float* d_y) {
+  auto state = std::make_unique<CudnnTf32>();
+  state->conv = std::make_unique<CudnnConv>(shape_of(problem), CudnnMath::tf32_allowed);
+  state->conv->choose_algorithm(d_x, d_w, d_y);
+  return state.release();
+}
+void cudnn_tf32_forward(CudnnTf32* state, const float* d_x, const float* d_w, float* d_y, cudaStream_t stream) {
+  state->conv->run(d_x, d_w, d_y, stream);
+}
+std::string cudnn_tf32_algorithm(const CudnnTf32* state) { return state->conv->algorithm_name(); }
+void cudnn_tf32_destroy(CudnnTf32* state) noexcept { delete state; }
+#endif
+#endif
 }  // namespace baseline
 }  // namespace convlab::lab06
 
@@ -87,5 +138,11 @@ void convlab_remote_entries(convlab::remote::Entries& e) {
   e.add("cudnn_info", &cudnn_info);
   e.add("cudnn_destroy", &cudnn_destroy);
 #endif
-  e.add("baseline.conv_naive", &convlab::lab06::baseline::conv_naive);  // the grader-owned baseline
+  e.add("baseline.conv_naive", &convlab::lab06::baseline::conv_naive);  // the grader-owned baselines
+#ifdef CONVLAB_HAVE_CUDNN
+  e.add("baseline.cudnn_tf32_create", &convlab::lab06::baseline::cudnn_tf32_create);
+  e.add("baseline.cudnn_tf32_forward", &convlab::lab06::baseline::cudnn_tf32_forward);
+  e.add("baseline.cudnn_tf32_algorithm", &convlab::lab06::baseline::cudnn_tf32_algorithm);
+  e.add("baseline.cudnn_tf32_destroy", &convlab::lab06::baseline::cudnn_tf32_destroy);
+#endif
 }

@@ -44,6 +44,9 @@ namespace {
 using namespace convlab;
 using lab06::ConvProblem;
 using lab06::Padding;
+using lab06::Precision;
+using lab06::held_to;
+using lab06::tf32_scale;
 
 // No guard zones under AddressSanitizer: it then reports the first access out of bounds itself.
 #if defined(__SANITIZE_ADDRESS__)
@@ -178,28 +181,7 @@ std::string locate(const ConvProblem& p, std::size_t i, bool* in_padding = nullp
   return o.str();
 }
 
-// The arithmetic a path is held to: FP32 throughout, or TF32 products (the tensor-core slot).
-enum class Precision { fp32, tf32 };
-
-// The TF32 error bound of an output of m = C R S products, as a multiple of the FP32 one
-// (tolerance_for(): gamma_{m+1} sum |x w|). TF32 keeps 10 mantissa bits: an operand rounded to
-// nearest is off by at most u = 2^-11 of itself, one truncated (what a tensor core does with FP32
-// bits it is given unrounded) by less than 2^-10; u = 2^-10 covers both. The product of two such
-// operands is exact in FP32 (11 + 11 significant bits) and off by at most (2u + u^2) |x w|; the FP32
-// sum of m of them adds gamma_m (1 + 2u + u^2) sum |x w|, the final store one more rounding. So
-//   |y^ - y| <= ((2u + u^2)(1 + gamma_m) + gamma_{m+1}) sum |x w|,
-// about 2^-9 sum |x w|: from 28 times FP32's bound (m = 1152) to 16000 times (m = 1).
-double tf32_scale(int m) {
-  const double u = 1.0 / 1024;
-  return ((2 * u + u * u) * (1 + gamma_m(m)) + gamma_m(m + 1)) / gamma_m(m + 1);
-}
-
-// A golden model whose tolerances (tolerance_for(magnitude, terms)) are the TF32 bound.
-Golden held_to(Golden g, Precision precision) {
-  if (precision == Precision::tf32)
-    for (double& m : g.magnitude) m *= tf32_scale(g.terms);
-  return g;
-}
+// Precision, tf32_scale() and held_to(): the TF32 bound, derived in lab06_golden.hpp.
 
 bool agrees(const std::vector<float>& got, const Comparison& c, const Golden& alt) {
   if (c.first.empty()) return false;
@@ -534,7 +516,10 @@ bool check_gemm(const GemmCase& gc) {
 // from another input is off by: the difference of two outputs of independent inputs has a standard
 // deviation of sqrt(2/3 sum w^2) >= sqrt(2/3) W_k / sqrt(m), at least 170 times 2 gamma_{m+1} W_k on
 // the timed layers (m = 216, 576 and 1152).
-double timed_tolerance(const Layer& L, Precision precision) {
+// TF32 (the tensor-core slot): the bound of a TF32 result is tf32_scale(m) times FP32's; against
+// the naive baseline the check allows the TF32 and the FP32 bounds, against cuDNN with TF32 two TF32
+// bounds, about 2^-8 W_k: still 6 times under that spread on the timed layers (m = 576, 1152).
+double timed_tolerance(const Layer& L, Precision candidate, Precision baseline = Precision::fp32) {
   const std::size_t taps = lab06::im2col_rows(L.p);
   double largest = 0;
   for (int k = 0; k < L.p.k; ++k) {
@@ -542,14 +527,18 @@ double timed_tolerance(const Layer& L, Precision precision) {
     for (std::size_t i = 0; i < taps; ++i) sum += std::fabs(double(L.w[std::size_t(k) * taps + i]));
     largest = std::max(largest, sum);
   }
-  // TF32 (the tensor-core slot): the candidate's bound is the TF32 one, the baseline's FP32's; still
-  // 12 times under the spread of a result from another input on the timed layers (m = 576, 1152).
   const double bound = tolerance_for(largest, int(taps));
-  return precision == Precision::tf32 ? bound * (tf32_scale(int(taps)) + 1) : 2 * bound;
+  const auto scale = [&](Precision p) { return p == Precision::tf32 ? tf32_scale(int(taps)) : 1.0; };
+  return bound * (scale(candidate) + scale(baseline));
 }
 
+// What a speed grader times the student's path against: the grader-owned naive direct kernel, or
+// cuDNN with TF32 tensor cores allowed (the tensor-core slot: its fastest algorithm for the layer,
+// chosen once before the timing; both results held to the TF32 bound).
+enum class Against { naive, cudnn_tf32 };
+
 void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader,
-                       Precision precision = Precision::fp32) {
+                       Precision precision = Precision::fp32, Against against = Against::naive) {
   Layer L(cs.problem(), current_seed(), Inputs::device);
   // A launcher that fails, or computes elsewhere than on the device, is not timed. Whether its
   // outputs are right is checked against the baseline's after every timed run (the first round's
@@ -565,6 +554,36 @@ void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec
   policy.threshold = grader.threshold;
   SpeedSetup setup;
   setup.baseline = [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); };
+  std::string baseline_name = "the naive direct baseline (one thread per output)";
+  double tolerance = timed_tolerance(L, precision);
+#ifdef CONVLAB_HAVE_CUDNN
+  struct CudnnBaseline {
+    lab06::baseline::CudnnTf32* state = nullptr;
+    ~CudnnBaseline() {
+      if (state) lab06::baseline::cudnn_tf32_destroy(state);
+    }
+  } cudnn;
+  if (against == Against::cudnn_tf32) {
+    try {
+      cudnn.state = lab06::baseline::cudnn_tf32_create(p, L.dx.data(), L.dw.data(), base_out.get());
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "speed not measured: the baseline, cuDNN with TF32 allowed, could not be set up on this GPU "
+                       "(the grader's fault, not yours: tell your instructor): "
+                    << e.what() << "\nlayer: " << shape_text(L.p);
+      return;
+    }
+    setup.baseline = [&](cudaStream_t s) {
+      lab06::baseline::cudnn_tf32_forward(cudnn.state, L.dx.data(), L.dw.data(), base_out.get(), s);
+    };
+    baseline_name = "cuDNN with TF32 tensor cores allowed (" + lab06::baseline::cudnn_tf32_algorithm(cudnn.state) + ")";
+    tolerance = timed_tolerance(L, precision, Precision::tf32);
+  }
+#else
+  if (against == Against::cudnn_tf32) {
+    GTEST_SKIP() << "this speed grader times the tensor-core path against cuDNN, which was not found when this build "
+                    "was configured";
+  }
+#endif
   setup.candidate = [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); };
   // The output is poisoned before every timed run, outside the timed region.
   setup.prepare = [&](cudaStream_t s) {
@@ -577,12 +596,12 @@ void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec
   setup.refresh.count = p.input_elements();
   setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(L.dy.data()),
                                  reinterpret_cast<std::uintptr_t>(base_out.get()), p.output_elements(),
-                                 timed_tolerance(L, precision)};
+                                 tolerance};
   // The least DRAM traffic of the layer: x and w read once, y written once.
   setup.ideal_bytes = 4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
   // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
   const SpeedVerdict v =
-      convlab::check_speed(setup, policy, cs.name() + " vs the naive direct baseline (one thread per output)");
+      convlab::check_speed(setup, policy, cs.name() + " vs " + baseline_name);
   record_speed(v, grader.threshold);
   EXPECT_TRUE(v.passed) << v.message;
   // Nothing written outside the output in any timed run.
@@ -712,6 +731,9 @@ const Case kCases[] = {
     {1, 130, 9, 11, 130, 3, 3, 1, 1, kSame},       // K = 130: two 128-row tiles (three of 64); C R S = 1170: three tables
     {2, 20, 14, 15, 150, 3, 3, 1, 1, kPad, 1, 1},  // K = 150, N P Q = 420: 2 x 4 tiles of 128 x 128
     {1, 3, 19, 133, 20, 5, 5, 1, 1, kSame},        // strip kernel: 20 filters in 3 groups of 8, 133 columns in 2 tiles
+    // The tensor-core window kernel (stride 1, 3 x 3): 70 columns in two tiles of 64, 13 rows in
+    // tiles of 2 or 4, C = 10 in chunks of 8 (the second partial), K = 70 in two tiles of 64.
+    {2, 10, 13, 70, 70, 3, 3, 1, 1, kSame},
 };
 // GPU only: real layers, larger than any tile and (the first) than the L2 cache.
 const Case kGpuCases[] = {
@@ -828,7 +850,7 @@ void register_lab06(Registry& reg) {
             [c, &spec] { check_layer_speed(implicit_gemm, c, spec.grader("speedup.implicit_gemm")); });
   for (const Case& c : kSpeedImplicit)
     reg.gpu("speedup", "tensor_core", c.name(), [c, &spec] {
-      check_layer_speed(tensor_core, c, spec.grader("speedup.tensor_core"), Precision::tf32);
+      check_layer_speed(tensor_core, c, spec.grader("speedup.tensor_core"), Precision::tf32, Against::cudnn_tf32);
     });
   for (const Case& c : kSpeedImplicit)
     reg.gpu("speedup", "im2col_gemm", c.name(),

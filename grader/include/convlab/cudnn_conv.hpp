@@ -17,7 +17,7 @@
 
 namespace convlab {
 
-/// Shape of one 2-D convolution: NCHW input, KCRS filter, FP32 data,
+/// Shape of one 2-D convolution: NCHW input, KCRS filter (or NHWC and KRSC), FP32 data,
 /// cross-correlation (the filter is not flipped), no dilation, no groups.
 struct CudnnConvShape {
   int n = 1;         ///< Batch size (N).
@@ -31,6 +31,9 @@ struct CudnnConvShape {
   int pad_w = 0;     ///< Zero padding added left and right of the input.
   int stride_h = 1;  ///< Vertical stride of the filter window.
   int stride_w = 1;  ///< Horizontal stride of the filter window.
+  /// Tensors in NHWC (channels innermost) and filters in KRSC instead of NCHW and KCRS: the layout
+  /// cuDNN's tensor-core kernels read without transposing (the benchmark's fairer anchor).
+  bool nhwc = false;
 };
 
 /// Which arithmetic cuDNN may use for an FP32 convolution.
