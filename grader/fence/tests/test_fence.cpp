@@ -296,6 +296,19 @@ TEST(FenceChecks, ForbiddenSubstringsAndTheirPerFileExemption) {
             "forbidden_symbols)\n");
 }
 
+TEST(FenceChecks, Lab06CudnnOnlyInTheCudnnSlot) {
+  // Lab 06's own spec: the tensor-core slot (or any other) calling cuDNN, the evasion of timing
+  // cuDNN's tensor-core kernels as the student's, is refused at build time; conv_cudnn.cu may.
+  const Policy p = load_policy(std::string(CONVLAB_SOURCE_DIR) + "/labs/06-conv-im2col-cudnn/grading.json");
+  Obj tc("conv_tensor_core.cu.o"), dn("conv_cudnn.cu.o"), ig("conv_implicit_gemm.cu.o");
+  for (Obj* o : {&tc, &dn, &ig}) o->undefined("cudnnConvolutionForward");
+  const auto out = lines(check_objects(p, Backend::cuda, {tc.o, dn.o, ig.o}));
+  EXPECT_NE(out.find("conv_tensor_core.cu: uses cudnnConvolutionForward, and this lab forbids cudnn"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("conv_implicit_gemm.cu: uses cudnnConvolutionForward"), std::string::npos) << out;
+  EXPECT_EQ(out.find("conv_cudnn.cu:"), std::string::npos) << out;
+}
+
 TEST(FenceChecks, CallsAreNamedAsCalls) {
   Obj a("a.cu.o");
   const int f = a.function("_ZN7convlab5lab054stepEv", 0, 0x20);
