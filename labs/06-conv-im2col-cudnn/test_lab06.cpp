@@ -624,6 +624,27 @@ void check_conv_technique(const std::string& slot, const ConvFn& fn, const Case&
   expect_technique(slot, asks, rule, double(L.p.output_elements()), double(lab06::im2col_rows(L.p)));
 }
 
+// The same on several layers of one C R S and K (the rules' per-output amounts stay those of one
+// layer), judged together: a slot whose design takes another kernel for another kind of layer (the
+// tensor-core reference's gather kernel where the stride is not 1) has each kernel judged, where
+// judging one layer would leave the others' kernels unjudged (technique.hpp, unjudged_kernels).
+void check_conv_technique(const std::string& slot, const ConvFn& fn, const std::vector<Case>& cases,
+                          const std::string& asks, const TechniqueRule& rule, Precision precision) {
+  double outputs = 0;
+  std::vector<remote::CallRecord> calls;  // each run clears remote::calls(): kept layer by layer
+  for (const Case& cs : cases) {
+    Layer L(cs.problem(), current_seed());
+    if (!run_and_compare(fn, L, "", precision)) {
+      ADD_FAILURE() << slot << kFixCorrectnessFirst << " (layer " << shape_text(L.p) << ")";
+      return;
+    }
+    outputs += double(L.p.output_elements());
+    calls.insert(calls.end(), remote::calls().begin(), remote::calls().end());
+  }
+  const ConvProblem p = cases.front().problem();
+  expect_technique(slot, asks, rule, outputs, double(lab06::im2col_rows(p)), calls);
+}
+
 // What d_col holds after conv_im2col(): empty if it is the column matrix of one of the images (which
 // one stays there depends on the design: the reference's is the last image's), else what it holds.
 // Read on every backend: it needs no record of the kernels.
@@ -765,6 +786,9 @@ const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8,
 // the CPU backend; C R S / K = 4.5: writing a column matrix adds 4.5 stores per output.
 const Case kTechniqueDirect = {1, 6, 36, 140, 6, 6, 6, 1, 1, kValid};
 const Case kTechniqueGemmLayer = {2, 16, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
+// The same taps and filters at stride 2: the tensor-core slot's technique test judges both (a
+// design may take another kernel where the stride is not 1, as the reference does).
+const Case kTechniqueGemmLayerStride2 = {2, 16, 24, 24, 32, 3, 3, 2, 2, kPad, 1, 1};
 const GemmCase kTechniqueGemm = {100, 300, 200};
 
 // --- the technique rules' own tests: launches as the runner records them -------------------------
@@ -894,7 +918,7 @@ void register_lab06(Registry& reg) {
     const ConvProblem p = kTechniqueGemmLayer.problem();
     const double crs = double(lab06::im2col_rows(p));
     reg.gpu("technique", "tensor_core", kTechniqueGemmLayer.name(), [crs, p] {
-      check_conv_technique("tensor_core", tensor_core, kTechniqueGemmLayer,
+      check_conv_technique("tensor_core", tensor_core, std::vector<Case>{kTechniqueGemmLayer, kTechniqueGemmLayerStride2},
                            "the implicit GEMM's products on the tensor cores (wmma::mma_sync with TF32 fragments, or "
                            "mma.sync), every product of each output's dot product, and no column matrix in device "
                            "memory (no cudaMalloc)",

@@ -317,7 +317,12 @@ TechniqueRule countable_calls() {
 
 void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
                       double taps) {
-  const TechniqueView v(remote::calls(), outputs, taps);
+  expect_technique(slot, asks, rule, outputs, taps, remote::calls());
+}
+
+void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
+                      double taps, const std::vector<remote::CallRecord>& calls) {
+  const TechniqueView v(calls, outputs, taps);
   if (v.calls().empty()) {
     ADD_FAILURE() << slot << ": the launcher was not called (a harness error)";
     return;

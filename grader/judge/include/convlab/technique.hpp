@@ -118,6 +118,10 @@ TechniqueRule countable_calls();
 /// and records the kernels it judged (TestRecord::judged) for `convlab grade`'s same check.
 void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
                       double taps);
+/// The same on the given calls: those of several problems judged together (each problem's run
+/// clears remote::calls(), so a test that runs more than one keeps them).
+void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
+                      double taps, const std::vector<remote::CallRecord>& calls);
 
 /// The kernels `slot` launched in this process (remote::kernels_launched()) that the technique
 /// test judged none of (by kernel_family), with where each was first seen, as one sentence: a
