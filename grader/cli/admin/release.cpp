@@ -210,9 +210,9 @@ bool in_student_copy(const std::string& rel) {
   if (is_lab_baseline_source(rel) || is_lab_instructor_file(rel)) return false;
   // Instructor material: CI, the instructor pages (their links from the shared pages sit in
   // instructor-only regions).
-  // The maintainers' page and the test of .ci/run are not a student's either.
+  // The maintainers' pages (the docs, the map of the code) and the test of .ci/run are not a student's either.
   for (const char* instructor : {".ci/", "docs/instructor.md", "docs/instructors.md", "docs/quickstart.md",
-                                 "docs/maintainers.md", "cmake/tests/ci_run_check.sh"})
+                                 "docs/maintainers.md", "docs/architecture.md", "cmake/tests/ci_run_check.sh"})
     if (starts_with(rel, instructor)) return false;
   // A tree released from holds no prebuilt libraries of its own; stale ones would be shipped unchecked.
   return !starts_with(rel, "grader/prebuilt/");
