@@ -63,7 +63,7 @@ sed -n '/^student /,/^outputs:/p' "$OUT/grade-console.log" >>"$summary"
 sed -n '/^expected scores/,/as expected\|difference/p' "$OUT/grade-console.log" >>"$summary"
 grep -E '^\[[0-9]+/[0-9]+\]' "$OUT/grade-console.log" >>"$summary"
 # Two graders processes for a submission that passes: its correctness graders, then its speed
-# graders (grader/cli/batch.hpp; grade.log's "---- STUDENT LAB GRADERS on GPU N: ..." lines).
+# graders (grader/cli/grading/batch.hpp; grade.log's "---- STUDENT LAB GRADERS on GPU N: ..." lines).
 procs=$(grep -c '^---- correct lab01 .* on GPU ' "$work/out/grade.log")
 note "graders processes of 'correct' for lab01: $procs (2 expected)"
 [ "$procs" -eq 2 ] || rc=1

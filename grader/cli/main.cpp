@@ -1,16 +1,16 @@
 // The convlab command: a student's progress and feedback, an instructor's
 // batch grading, calibration and release. `convlab --help` lists the commands.
-#include "admin.hpp"
-#include "doctor.hpp"
-#include "gpus.hpp"
-#include "grade.hpp"
-#include "hardware.hpp"
-#include "project.hpp"
-#include "release.hpp"
-#include "sandbox.hpp"
-#include "slurm.hpp"
-#include "student.hpp"
-#include "util.hpp"
+#include "admin/admin.hpp"
+#include "admin/doctor.hpp"
+#include "grading/gpus.hpp"
+#include "grading/grade.hpp"
+#include "common/hardware.hpp"
+#include "common/project.hpp"
+#include "admin/release.hpp"
+#include "common/sandbox.hpp"
+#include "grading/slurm.hpp"
+#include "student/student.hpp"
+#include "common/util.hpp"
 
 #include <CLI/CLI.hpp>
 

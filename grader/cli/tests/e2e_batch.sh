@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A lab's graders in one graders process (grader/cli/batch.hpp, issue 29 item 4), graded end to
+# A lab's graders in one graders process (grader/cli/grading/batch.hpp, issue 29 item 4), graded end to
 # end on the CPU backend: the fixture 'correct' takes one graders process for lab 01 (its two
 # correctness graders; the speed graders need a GPU, where gpu-grade-check.sh expects two), and a
 # submission whose conv1d kernel never ends costs correctness.conv1d only: the process is killed

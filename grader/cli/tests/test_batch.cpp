@@ -2,7 +2,7 @@
 // every grader; a fault in one grader's test costs that grader only, and the graders not yet run
 // go on in a fresh process; a fault no test can be blamed for sends each grader to a process of
 // its own, as before batches; the harness's leftovers are run again; the seconds are shared out.
-#include "batch.hpp"
+#include "grading/batch.hpp"
 
 #include <gtest/gtest.h>
 

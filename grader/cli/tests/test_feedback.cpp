@@ -2,10 +2,10 @@
 // results name no folder of the grading machine, carry no GoogleTest scaffolding and one replay
 // line per failure shown, say a lab-wide reason once, list fence findings one a line, link the
 // error maps copied beside them, and show what the student's code printed, which scores nothing.
-#include "reports.hpp"
-#include "scoring.hpp"
+#include "grading/reports.hpp"
+#include "grading/scoring.hpp"
 #include "test_files.hpp"
-#include "util.hpp"
+#include "common/util.hpp"
 
 #include <convlab/record.hpp>
 #include <convlab/spec.hpp>

@@ -1,7 +1,7 @@
 // Scratch files for the convlab command's unit tests.
 #pragma once
 
-#include "util.hpp"
+#include "common/util.hpp"
 
 #include <filesystem>
 #include <string>

@@ -2,8 +2,8 @@
 // nvidia-smi's lists, the backend a preset grades on, the GPUs of a run checked against a machine
 // described here (two H100s, or four, MIG instances), and what the graders' environment shows.
 // e2e_gpus.sh runs the same checks through `convlab grade` with a stub nvidia-smi.
-#include "gpus.hpp"
-#include "util.hpp"
+#include "grading/gpus.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // Submissions as they come: archives checked and unpacked with bounds, LMS bulk downloads, rosters.
-#include "archive.hpp"
-#include "intake.hpp"
-#include "project.hpp"
-#include "sandbox.hpp"
-#include "submission.hpp"
+#include "grading/archive.hpp"
+#include "grading/intake.hpp"
+#include "common/project.hpp"
+#include "common/sandbox.hpp"
+#include "grading/submission.hpp"
 #include "test_files.hpp"
-#include "util.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 

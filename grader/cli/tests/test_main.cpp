@@ -1,6 +1,6 @@
 // The tests' main: it also serves as the sandbox supervisor (`__supervise`),
 // as the convlab executable does, since run_sandboxed() re-runs this executable.
-#include "sandbox.hpp"
+#include "common/sandbox.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // A failing correctness grader looked at again (issue 18): the decision, the policies' points,
 // the student's message, the gradebook, and a recheck through a fake judge process.
-#include "recheck.hpp"
-#include "reports.hpp"
-#include "sandbox.hpp"
-#include "scoring.hpp"
+#include "grading/recheck.hpp"
+#include "grading/reports.hpp"
+#include "common/sandbox.hpp"
+#include "grading/scoring.hpp"
 #include "test_files.hpp"
-#include "util.hpp"
+#include "common/util.hpp"
 
 #include <convlab/spec.hpp>
 

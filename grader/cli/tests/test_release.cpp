@@ -1,8 +1,8 @@
 // convlab release: which files a student copy holds, the instructor-only regions it strips, the
 // links into left-out pages it unlinks, and the presets it keeps (the whole release, built and
 // unpacked, is release_check.sh's).
-#include "release.hpp"
-#include "util.hpp"
+#include "admin/release.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The sandbox: limits hold, the process tree is killed, output is capped.
-#include "sandbox.hpp"
+#include "common/sandbox.hpp"
 #include "test_files.hpp"
-#include "util.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 

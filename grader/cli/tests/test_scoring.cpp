@@ -1,8 +1,8 @@
 // Scoring, the calibration hook, and what grading writes.
-#include "reports.hpp"
-#include "recheck.hpp"
-#include "scoring.hpp"
-#include "util.hpp"
+#include "grading/reports.hpp"
+#include "grading/recheck.hpp"
+#include "grading/scoring.hpp"
+#include "common/util.hpp"
 
 #include <convlab/record.hpp>
 #include <convlab/spec.hpp>

@@ -2,13 +2,13 @@
 // into array tasks and named, which options each task gets, what Slurm's job
 // states mean, and when a submission is flagged for its GPU. The whole path,
 // against a real Slurm, is cli.e2e.slurm (e2e_slurm.sh).
-#include "intake.hpp"
-#include "reports.hpp"
-#include "sandbox.hpp"
-#include "slurm.hpp"
-#include "submission.hpp"
+#include "grading/intake.hpp"
+#include "grading/reports.hpp"
+#include "common/sandbox.hpp"
+#include "grading/slurm.hpp"
+#include "grading/submission.hpp"
 #include "test_files.hpp"
-#include "util.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

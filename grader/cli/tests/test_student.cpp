@@ -1,12 +1,12 @@
 // The students' side of the command: which build it follows, what the backend can reach, the
 // order of failures, the status table, the single next step, progress lines.
-#include "lab_status.hpp"
-#include "progress.hpp"
-#include "project.hpp"
-#include "reports.hpp"
-#include "scoring.hpp"
-#include "student.hpp"
-#include "util.hpp"
+#include "student/lab_status.hpp"
+#include "common/progress.hpp"
+#include "common/project.hpp"
+#include "grading/reports.hpp"
+#include "grading/scoring.hpp"
+#include "student/student.hpp"
+#include "common/util.hpp"
 
 #include <convlab/spec.hpp>
 

@@ -1,8 +1,8 @@
 // Reading submissions and the course tree.
-#include "project.hpp"
-#include "sandbox.hpp"
-#include "submission.hpp"
-#include "util.hpp"
+#include "common/project.hpp"
+#include "common/sandbox.hpp"
+#include "grading/submission.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // `convlab bench --traffic` without a GPU: the benchmark's announced calls, ncu's raw CSV table,
 // the pairing of calls and launches by the marker kernel, the table, and ncu's failures named.
-#include "traffic.hpp"
-#include "util.hpp"
+#include "student/traffic.hpp"
+#include "common/util.hpp"
 
 #include <gtest/gtest.h>
 
