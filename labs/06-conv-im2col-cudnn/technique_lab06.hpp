@@ -62,6 +62,14 @@ inline std::vector<KernelGroup> group_kernels(const std::vector<KernelFacts>& ke
   return groups;
 }
 
+/// The kernel stores to and loads from shared memory and waits at a barrier: from its compiled code
+/// where a GPU build has it (a GPU counts no barriers: gpu_counters.cpp), else from the CPU backend's
+/// counts. A kernel nobody can see into (a library's) keeps none.
+inline bool keeps_a_tile(const KernelGroup& g) {
+  if (g.code) return g.code->st_shared + g.code->async_copies > 0 && g.code->ld_shared > 0 && g.code->barriers > 0;
+  return g.counted && g.shared_stores > 0 && g.shared_loads > 0 && g.barriers > 0;
+}
+
 /// What a tiled kernel of this lab must show, besides shared-memory stores, loads and a barrier.
 struct TileSpec {
   /// The tile, in words: "the two operand tiles", "an input tile".
@@ -241,7 +249,7 @@ inline std::string no_column_buffer(const std::vector<remote::CallRecord>& calls
     double stores = 0;
     std::string names;
     for (const KernelGroup& g : group_kernels(kernels)) {
-      if (g.shared_stores > 0 && g.shared_loads > 0 && g.barriers > 0) continue;  // a tiled kernel
+      if (keeps_a_tile(g)) continue;
       stores += double(g.global_stores);
       names += (names.empty() ? "" : ", ") + g.name;
     }
@@ -270,11 +278,10 @@ inline TechniqueRule no_column_matrix(double crs, double filters) {
 /// - A GPU build's compiled code: some kernel launched holds tensor-core instructions (PTX
 ///   wmma.mma, mma.sync or wgmma); the kernels without are named.
 /// - Counts, where they were made (Evidence::tensor_counted: the CPU backend, whose emulated
-///   mma_sync adds its 16 x 16 x 8 multiply-adds once per warp): at least C R S per output. A tile
-///   padded past the layer's edges only adds products, so any tensor-core design meets it; an FMA
-///   kernel beside a token tensor-core kernel, or one that computes part of each dot product with
-///   FMAs, does not. A GPU does not count them yet (wire.hpp, Evidence::tensor_counted): there such
-///   a token passes, and the CPU backend is what catches it.
+///   mma_sync adds its 16 x 16 x 8 multiply-adds once per warp; a GPU whose profiler counts the
+///   tensor cores' TF32 ops, gpu_counters.cpp): at least C R S per output. A tile padded past the
+///   layer's edges only adds products, so any tensor-core design meets it; an FMA kernel beside a
+///   token tensor-core kernel, or one that computes part of each dot product with FMAs, does not.
 inline std::string tensor_core_products(const std::vector<KernelFacts>& kernels,
                                         const std::vector<remote::CallRecord>& calls, double outputs, double crs) {
   char buf[400];

@@ -1107,6 +1107,20 @@ void register_lab06(Registry& reg) {
     const auto zero = with_counts(fake_launch("zero_kernel", 144, 0), outputs, 0, 0, 0, 0, 1);
     const auto sliced = with_counts(fake_launch("implicit_gemm_kernel", 40, 20736), outputs, 3, 45, 3, 0.4, 8);
     EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {zero, sliced}, true, outputs, crs, k), "");
+    // A GPU counts no barriers: there a kernel's tile is its compiled code's fact. Seen on an H200: the
+    // tensor-core reference's tiled kernels, counted at 3.67 global stores per output, were taken for
+    // kernels without a tile and failed it.
+    auto on_gpu = with_counts(fake_launch("window_kernel<8>", 12, 93312), outputs, 27, 25, 7, 0, 3.67);
+    on_gpu.launch.barriers = 0;
+    CodeFacts code;
+    code.ld_shared = 40, code.async_copies = 12, code.st_shared = 16, code.barriers = 4, code.mma = 8;
+    on_gpu.code = code;
+    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_tensor_core")}, {on_gpu}, true, outputs, crs, k), "");
+    code.barriers = 0;  // the same counts with code that never waits: no tile
+    on_gpu.code = code;
+    EXPECT_NE(tech::no_column_buffer({fake_call("conv_tensor_core")}, {on_gpu}, true, outputs, crs, k)
+                  .find("kernels without a tile in shared memory (window_kernel<8>) stored 3.67 values"),
+              std::string::npos);
   });
   reg.cpu("cpu", "technique", "tensor_core_products", [] {
     namespace tech = lab06::technique;
