@@ -161,13 +161,62 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// Marks the code that only a GPU compilation sees: the first branch of `#ifdef __CUDA_ARCH__` or of
+// `#if defined(__CUDA_ARCH__)` (alone or and-ed with more: `&& __CUDA_ARCH__ >= 800`), up to its
+// `#else`, `#elif` or `#endif`. The CPU backend compiles without __CUDA_ARCH__, so what is there
+// never reaches its compiler, and a feature it lacks (inline PTX beside a portable fallback, say)
+// may be used there. `code` has its comments blanked.
+std::vector<char> device_only_mask(const std::string& code) {
+  std::vector<char> mask(code.size(), 0);
+  struct Branch {
+    bool device_only;
+  };
+  std::vector<Branch> open;
+  auto masked = [&] {
+    for (const auto& b : open)
+      if (b.device_only) return true;
+    return false;
+  };
+  for (std::size_t line = 0; line < code.size();) {
+    std::size_t eol = code.find('\n', line);
+    if (eol == std::string::npos) eol = code.size();
+    const std::size_t first = code.find_first_not_of(" \t", line);
+    if (first < eol && code[first] == '#') {
+      std::string d = code.substr(first + 1, eol - first - 1);
+      d.erase(0, d.find_first_not_of(" \t"));
+      d.erase(std::remove_if(d.begin(), d.end(), [](char c) { return c == ' ' || c == '\t'; }), d.end());
+      auto starts = [&](const char* w) { return d.rfind(w, 0) == 0; };
+      if (starts("ifdef") || starts("ifndef") || starts("if")) {
+        bool device = d == "ifdef__CUDA_ARCH__";
+        for (const char* form : {"ifdefined(__CUDA_ARCH__)", "ifdefined__CUDA_ARCH__"}) {
+          const std::string f = form;
+          if (d.rfind(f, 0) == 0) {
+            const std::string rest = d.substr(f.size());
+            device = device || ((rest.empty() || rest.rfind("&&", 0) == 0) && rest.find("||") == std::string::npos);
+          }
+        }
+        open.push_back({device});
+      } else if (starts("elif") || starts("else")) {
+        if (!open.empty()) open.back().device_only = false;
+      } else if (starts("endif")) {
+        if (!open.empty()) open.pop_back();
+      }
+    } else if (masked()) {
+      std::fill(mask.begin() + std::ptrdiff_t(line), mask.begin() + std::ptrdiff_t(eol), char(1));
+    }
+    line = eol + 1;
+  }
+  return mask;
+}
+
 void check_unsupported(const std::string& path, const std::string& src, const std::string& code) {
+  const std::vector<char> device_only = device_only_mask(code);
   for (const auto& u : kUnsupported) {
     const std::string tok = u.token;
     for (std::size_t pos = code.find(tok); pos != std::string::npos; pos = code.find(tok, pos + 1)) {
       const bool starts = pos == 0 || !ident_char(code[pos - 1]);
       const bool ends = pos + tok.size() >= code.size() || !ident_char(code[pos + tok.size()]);
-      if (starts && ends)
+      if (starts && ends && !device_only[pos])
         fail(path, src, pos,
              "the convlab CPU backend does not support '" + tok + "' (" + u.what +
                  "); this code needs the CUDA backend (an NVIDIA GPU)");
