@@ -194,7 +194,7 @@ struct KernelLaunch {
   /// of one address by the whole warp, a filter tap, counts 32 here and 1 word in global_loads).
   std::uint64_t global_load_instructions = 0;
   /// Multiply-adds on the tensor cores (CPU backend: the warp matrix API's mma_sync, once per warp;
-  /// see Evidence::tensor_counted).
+  /// GPU: TF32 ones, from the counters; see Evidence::tensor_counted).
   std::uint64_t tensor_macs = 0;
 
   std::uint64_t blocks() const { return std::uint64_t(grid[0]) * grid[1] * grid[2]; }
@@ -226,9 +226,10 @@ struct Evidence {
   /// executed the instruction); constant loads and barriers are not among them.
   bool counted_on_gpu = false;
   /// The launches' tensor_macs were measured: the CPU backend counts the warp matrix API's mma_sync in
-  /// every build. A GPU's counters do not yet (sm__inst_executed_pipe_tensor_op_hmma, tried on an H200
-  /// through the range profiler, reported 40 to 300 per output for kernels with no tensor-core
-  /// instruction: not a count to judge by).
+  /// every build; a GPU's counters where the chip has smsp__ops_path_tensor_op_hmma_src_tf32_dst_fp32
+  /// (TF32 operands only; runner gpu_counters.cpp). Not sm__inst_executed_pipe_tensor_op_hmma: tried on
+  /// an H200 through the range profiler, it reported 40 to 300 per output for kernels with no
+  /// tensor-core instruction.
   bool tensor_counted = false;
   std::vector<std::uint8_t> writable_args;  ///< per pointer argument: 1 if the launcher may write it (not const)
 

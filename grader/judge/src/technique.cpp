@@ -130,7 +130,12 @@ std::string TechniqueView::traffic() const {
                   per_output(&wire::KernelLaunch::global_loads), per_output(&wire::KernelLaunch::global_stores),
                   per_output(&wire::KernelLaunch::shared_loads), per_output(&wire::KernelLaunch::shared_stores),
                   kernels_.size(), threads() ? outputs_ / double(threads()) : 0.0);
-    return buf;
+    std::string out = buf;
+    if (const double macs = per_output(&wire::KernelLaunch::tensor_macs); macs > 0) {
+      std::snprintf(buf, sizeof buf, "; %.4g tensor-core multiply-adds per output", macs);
+      out += buf;
+    }
+    return out;
   }
   if (counted()) {
     std::snprintf(buf, sizeof buf,

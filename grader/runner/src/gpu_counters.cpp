@@ -45,6 +45,13 @@ namespace {
 // smsp__sass_data_bytes_mem_global_op_ldgsts 4 KB for 256 copies of 16 bytes). Their own counts
 // are added where the chip has them (`also`), so that such a copy is the global load and the
 // shared store it is.
+//
+// Generic loads and stores (SASS LD and ST: through a pointer whose address space the compiler
+// did not know) are counted as global ones, even where they reach shared memory: seen on an H200
+// (ncu, CUDA 13.0), the warp matrix API's load_matrix_sync and store_matrix_sync from and to shared
+// memory, compiled to generic accesses, showed as 14 MB of global_op_ld and 2.6 MB of global_op_st
+// in a kernel with no global load at all. Lab 06 judges tensor-core kernels' tiles from their
+// compiled code, not from these counts (technique_lab06.hpp, keeps_a_tile).
 struct Quantity {
   double KernelCounts::*field;
   std::vector<std::pair<const char*, double>> candidates;  // base metric, factor
@@ -64,6 +71,12 @@ const std::vector<Quantity>& quantities() {
       {&KernelCounts::shared_store_words,
        {{"smsp__sass_data_bytes_mem_shared_op_st", 0.25}, {"smsp__sass_thread_inst_executed_op_shared_st_pred_on", 1}},
        {{"smsp__sass_data_bytes_mem_shared_op_ldgsts", 0.25}}},
+      // The tensor cores' work with TF32 operands: "math ops", two per multiply-add. Checked with ncu
+      // on an H200 (CUDA 13.0): 28 311 552 for a window kernel of 14 155 776 multiply-adds (its m16n16k8
+      // products, padding included), exactly. The instruction count sm__inst_executed_pipe_tensor_op_hmma
+      // is not a measure of it: through this profiler it reported 40 to 300 per output for kernels with
+      // no tensor-core instruction (wire.hpp, Evidence::tensor_counted).
+      {&KernelCounts::tensor_macs, {{"smsp__ops_path_tensor_op_hmma_src_tf32_dst_fp32", 0.5}}},
   };
   return q;
 }
@@ -224,6 +237,7 @@ std::string GpuCounters::set_up_host() {
     return refused(r, "metric list");
   std::vector<std::string> have(base.ppMetricNames, base.ppMetricNames + base.numMetrics);
   metrics_.clear();
+  counts_tensor_ = false;
   const auto has = [&have](const char* name) { return std::find(have.begin(), have.end(), name) != have.end(); };
   bool global_loads = false, shared_loads = false;
   for (const Quantity& q : quantities()) {
@@ -232,6 +246,7 @@ std::string GpuCounters::set_up_host() {
         metrics_.push_back({std::string(name) + ".sum", q.field, factor});
         global_loads |= q.field == &KernelCounts::global_load_words;
         shared_loads |= q.field == &KernelCounts::shared_load_words;
+        counts_tensor_ |= q.field == &KernelCounts::tensor_macs;
         for (const auto& [extra, extra_factor] : q.also)
           if (has(extra)) metrics_.push_back({std::string(extra) + ".sum", q.field, extra_factor});
         break;

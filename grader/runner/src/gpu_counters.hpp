@@ -23,6 +23,9 @@ struct KernelCounts {
   /// Global load instructions, each warp's counted for its 32 threads: a load that a whole warp
   /// makes of one address (a filter tap read from global memory) is one word above, 32 here.
   double global_load_instructions = 0;
+  /// Multiply-adds on the tensor cores with TF32 operands (half the profiler's "ops"), where this
+  /// chip counts them (GpuCounters::counts_tensor()).
+  double tensor_macs = 0;
   // Asynchronous copies (cp.async, SASS LDGSTS) count as global loads and shared stores: the
   // profiler's plain load and store counts leave them out (seen on an H200 with CUDA 13).
 };
@@ -49,6 +52,8 @@ public:
   /// Stops counting and returns each kernel's counts, in launch order. Throws std::runtime_error
   /// with CUPTI's words if the profiler failed.
   std::vector<KernelCounts> end();
+  /// The counts include the tensor cores' TF32 multiply-adds (after ready()).
+  bool counts_tensor() const { return counts_tensor_; }
 
 private:
   std::string find_context();  // the runner's context and device, or why not
@@ -59,7 +64,8 @@ private:
   int device_ = 0;
   std::thread preparing_;            // prepare()'s thread, joined by ready() or the destructor
   std::atomic<bool> quitting_{false};  // the runner ends: the thread stops waiting for busy counters
-  bool one_pass_ = false;  // the metrics fit one pass: user replay of the call itself (see the .cpp)
+  bool one_pass_ = false;
+  bool counts_tensor_ = false;  // the metrics fit one pass: user replay of the call itself (see the .cpp)
   std::string why_;
   void* host_ = nullptr;     // CUpti_Profiler_Host_Object*
   void* profiler_ = nullptr; // CUpti_RangeProfiler_Object*

@@ -426,7 +426,7 @@ private:
       if (o.evidence.launches.size() > wire::kMaxCountedLaunches) {
         if (o.kind == 0) o.kind = 2, o.message = wire::too_many_launches(o.evidence.launches.size());
       } else {
-        attach_counts(counts, o.evidence);
+        attach_counts(counts, counters_.counts_tensor(), o.evidence);
       }
     }
 #endif
@@ -518,7 +518,7 @@ private:
   // The counters' kernels are the recorded launches, in order, when both saw the same number; a
   // kernel the recorder did not see (a library's) leaves the call uncounted, and the judge's
   // technique rules fall back to the compiled code's facts.
-  static void attach_counts(const std::vector<KernelCounts>& counts, wire::Evidence& e) {
+  static void attach_counts(const std::vector<KernelCounts>& counts, bool tensor, wire::Evidence& e) {
     if (counts.size() != e.launches.size()) return;
     const auto n = [](double v) { return static_cast<std::uint64_t>(v + 0.5); };
     for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -529,10 +529,12 @@ private:
       k.global_stores = n(counts[i].global_store_words);
       k.shared_loads = n(counts[i].shared_load_words);
       k.shared_stores = n(counts[i].shared_store_words);
+      k.tensor_macs = n(counts[i].tensor_macs);
       k.threads = k.threads_launched();
     }
     e.counts_available = true;
     e.counted_on_gpu = true;
+    e.tensor_counted = tensor;
   }
 #endif
 
