@@ -20,7 +20,7 @@
 ///  4. system-call instructions in host code, and executable sections the
 ///     compiler would not produce.
 /// The build runs it on every kernels library (cmake/ConvlabLab.cmake), and
-/// `convlab grade` runs it on each submission (grader/cli/grading/grade.cpp).
+/// `convlab grade` runs it on each submission (grader/cli/grading/grade_build.cpp).
 #pragma once
 
 #include "objects.hpp"

@@ -225,7 +225,7 @@ TEST(Gpus, OnlyTheGpusOfCudaVisibleDevices) {
   blind.smi_note = "nvidia-smi is not on PATH";
   EXPECT_TRUE(has(error_of([&] { assign_gpus({"3"}, blind, nullptr); }), "may use only that GPU"));
   EXPECT_EQ(assign_gpus({uuid3}, blind, nullptr).size(), 1u);
-  // A Slurm task: CUDA_VISIBLE_DEVICES=1 and --gpus 1 (slurm.cpp passes its entry through).
+  // A Slurm task: CUDA_VISIBLE_DEVICES=1 and --gpus 1 (slurm_jobs.cpp passes its entry through).
   EXPECT_EQ(assign_gpus({"1"}, machine(kTwoGpus, std::string("1")), nullptr).at(0).uuid, kUuid1);
   // A CUDA_VISIBLE_DEVICES that gives the run no GPU (Slurm's, for a task without one): no --gpus
   // grades on no GPU, whose graders see none; a GPU named is refused.

@@ -112,7 +112,7 @@ TEST(Scoring, AMisbehavingProcessFailsTheGrader) {
   EXPECT_NE(r.graders[2].reason.find("compute-sanitizer found errors"), std::string::npos);
 }
 
-// The harness's own fault, twice (grade.cpp retried once): the signed verdicts stand, the grade is
+// The harness's own fault, twice (grade_run.cpp retried once): the signed verdicts stand, the grade is
 // flagged for a regrade, and the gradebook's flags column says so (issue 26).
 TEST(Scoring, AnInfrastructureErrorCostsNothingAndIsFlagged) {
   const LabSpec spec = parse_spec(kSpec, "test");

@@ -56,7 +56,7 @@ TEST(Project, StudentCopyLeavesOutSolutionsAndGradingFixtures) {
   EXPECT_TRUE(in_source_tree("starter_code/01-conv-basic/conv_basic.cu", false, true));
 }
 
-// Build slots (grade.cpp): a slot is held by one lease at a time, in this process or another; a
+// Build slots (grade_build.cpp): a slot is held by one lease at a time, in this process or another; a
 // released slot is taken again, its build found (a later run rebuilds only what changed).
 TEST(SlotLease, OneHolderPerSlotAndReuseAfterRelease) {
   TempDir t;
