@@ -15,6 +15,10 @@
 // list (names.hpp); `*` stands for any run of characters.
 #include "allowlist.hpp"
 
+#include "names.hpp"
+
+#include <cctype>
+
 namespace convlab::fence {
 
 const std::vector<AllowGroup>& base_allow_list() {
@@ -328,5 +332,35 @@ const std::vector<const char*>& graders_answers() {
 
 const char* const kGradersAnswersReason =
     "it is the graders' golden model or baseline kernel, which computes the answer your kernels must compute";
+
+// The CUDA driver API: cuInit, cuLaunchKernel, cuGetProcAddress, ...
+bool driver_api(const Name& n) {
+  return !n.mangled && n.qualified.size() > 2 && starts_with(n.qualified, "cu") &&
+         std::isupper(static_cast<unsigned char>(n.qualified[2]));
+}
+
+// Names of the CUDA libraries and interfaces: a definition of one in the global
+// namespace could stand in for the library's.
+bool cuda_name(const std::string& base) {
+  for (const char* p : {"cuda", "__cuda", "cudnn", "cublas", "cufft", "curand", "cusparse", "cusolver", "cupti",
+                        "nvml", "nvtx", "nvrtc", "npp"})
+    if (starts_with(base, p)) return true;
+  return base.size() > 2 && starts_with(base, "cu") && std::isupper(static_cast<unsigned char>(base[2]));
+}
+
+bool graders_answer(const Name& n) {
+  for (const char* p : graders_answers())
+    if (matches(p, n)) return true;
+  return false;
+}
+
+std::string reason_for(const Name& n) {
+  if (graders_answer(n)) return kGradersAnswersReason;
+  if (driver_api(n)) return "the CUDA driver API and its entry points work beneath the runtime that the graders watch";
+  for (const auto& r : refusal_reasons())
+    for (const char* p : r.patterns)
+      if (matches(p, n)) return r.why;
+  return kDefaultReason;
+}
 
 }  // namespace convlab::fence

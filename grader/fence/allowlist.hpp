@@ -10,6 +10,8 @@
 
 namespace convlab::fence {
 
+struct Name;
+
 /// Which backends an entry is for.
 enum BackendMask : unsigned { kCuda = 1, kCpu = 2, kBoth = 3 };
 
@@ -72,5 +74,16 @@ const std::vector<const char*>& c_library_variables();
 /// may otherwise define and call what it likes.
 const std::vector<const char*>& graders_answers();
 extern const char* const kGradersAnswersReason;
+
+/// The CUDA driver API (cuInit, cuLaunchKernel, cuGetProcAddress, ...).
+bool driver_api(const Name& n);
+/// A name of the CUDA libraries and interfaces (cuda*, cudnn*, cublas*, ...): a definition of one
+/// in the global namespace could stand in for the library's.
+bool cuda_name(const std::string& base);
+/// The name is one of graders_answers().
+bool graders_answer(const Name& n);
+/// Why `n` is refused: the first matching group of refusal_reasons(), kGradersAnswersReason, the
+/// driver API's reason, or kDefaultReason.
+std::string reason_for(const Name& n);
 
 }  // namespace convlab::fence

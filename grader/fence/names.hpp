@@ -38,6 +38,9 @@ struct Name {
 };
 
 /// Demangles and takes apart `raw`.
+/// `s` begins with `p`.
+inline bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
 Name parse_name(const std::string& raw);
 
 /// Shell-style match: `*` stands for any run of characters (`::` included),
