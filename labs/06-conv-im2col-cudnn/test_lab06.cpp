@@ -10,6 +10,7 @@
 // backend the shapes stay small; the larger ones run on a GPU only. The technique graders (one
 // layer per slot; rules in technique_lab06.hpp) judge what the runner saw the kernels do; the speed
 // graders time the paths against the naive baseline with a fresh input and a check of every run.
+#include "test_lab06.hpp"
 #include "baseline_lab06.hpp"
 #include "lab06.hpp"
 #include "lab06_golden.hpp"
@@ -41,54 +42,13 @@
 
 namespace {
 
-using namespace convlab;
-using lab06::ConvProblem;
-using lab06::Padding;
-using lab06::Precision;
+using namespace lab06_tests;
 using lab06::held_to;
 using lab06::tf32_scale;
 
-// No guard zones under AddressSanitizer: it then reports the first access out of bounds itself.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::size_t kGuard = 0;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr std::size_t kGuard = 0;
-#else
-constexpr std::size_t kGuard = 4096;
-#endif
-#else
-constexpr std::size_t kGuard = 4096;
-#endif
+}  // namespace
 
-constexpr std::uint64_t kFilterStream = 0xF117E5ull;
-
-// A layer as the tests name it: lab06.correctness.direct.n2_c3_9x11_k6_2x2_st1x1_same
-struct Case {
-  int n, c, h, w, k, r, s, stride_h, stride_w;
-  Padding mode;
-  int pad_h = 0, pad_w = 0;
-  ConvProblem problem() const {
-    return lab06::make_problem(n, c, h, w, k, r, s, stride_h, stride_w, mode, pad_h, pad_w);
-  }
-  std::string name() const {
-    std::ostringstream o;
-    o << "n" << n << "_c" << c << "_" << h << "x" << w << "_k" << k << "_" << r << "x" << s << "_st" << stride_h
-      << "x" << stride_w << "_";
-    if (mode == Padding::valid) o << "valid";
-    else if (mode == Padding::same) o << "same";
-    else o << "pad" << pad_h << "x" << pad_w;
-    return o.str();
-  }
-};
-
-using ConvFn = std::function<void(const float*, const float*, float*, const ConvProblem&, cudaStream_t)>;
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-};
+namespace lab06_tests {
 
 std::string shape_text(const ConvProblem& p) {
   std::ostringstream o;
@@ -98,46 +58,9 @@ std::string shape_text(const ConvProblem& p) {
   return o.str();
 }
 
-// One layer on the host and the device.
-// Where a layer's input x is made: on the host, with the golden model (a correctness case), or on
-// the device from the seed (a speed test's layer, checked against the baseline on the device: no
-// golden model of a layer of gigaflops on the host, issue 29). The filters are made on the host.
-enum class Inputs { host_with_golden, device };
+}  // namespace lab06_tests
 
-// A layer's host side: its inputs, filters and golden model.
-struct HostLayer {
-  std::vector<float> x, w;
-  Golden g;
-};
-
-struct Layer {
-  ConvProblem p;
-  std::vector<float> x, w;
-  Golden g;
-  GuardedBuffer dx, dw, dy;
-  Stream stream;
-  Layer(const ConvProblem& problem, std::uint64_t seed, Inputs inputs = Inputs::host_with_golden)
-      : p(problem),
-        x(inputs == Inputs::device ? std::vector<float>{} : random_floats(p.input_elements(), seed)),
-        w(random_floats(p.filter_elements(), seed ^ kFilterStream)),
-        g(inputs == Inputs::device ? Golden{} : lab06::conv_golden(x, w, p)),
-        dx(p.input_elements(), kGuard), dw(w.size(), kGuard), dy(p.output_elements(), kGuard) {
-    if (inputs == Inputs::device) {
-      dx.poison();
-      remote::random_fill(dx.data(), p.input_elements(), seed);
-    } else {
-      dx.upload(x);
-    }
-    dw.upload(w);
-  }
-  // A correctness case's layer from inputs and a golden model made already (shared_case_layer).
-  Layer(const ConvProblem& problem, const HostLayer& host)
-      : p(problem), x(host.x), w(host.w), g(host.g), dx(p.input_elements(), kGuard), dw(w.size(), kGuard),
-        dy(p.output_elements(), kGuard) {
-    dx.upload(x);
-    dw.upload(w);
-  }
-};
+namespace {
 
 // The inputs and golden model of a correctness case, the same for every path graded on it: drawn
 // from the case's seed (the base seed and "lab06.correctness.<case>", whichever path's test asks)
@@ -296,6 +219,10 @@ std::string device_work_problems() {
   return {};
 }
 
+}  // namespace
+
+namespace lab06_tests {
+
 // Runs `fn` once on a poisoned output; an error text if the launch or the run failed.
 std::string run_once(const ConvFn& fn, Layer& L, float* out) {
   remote::clear_calls();
@@ -313,6 +240,10 @@ std::string run_once(const ConvFn& fn, Layer& L, float* out) {
   return device_work_problems();
 }
 
+}  // namespace lab06_tests
+
+namespace {
+
 // Empty if `buffer` still holds `host`; else what changed, for a launcher that wrote an input.
 std::string changed(const GuardedBuffer& buffer, const std::vector<float>& host, const char* name) {
   const std::vector<float> now = buffer.download();
@@ -323,7 +254,11 @@ std::string changed(const GuardedBuffer& buffer, const std::vector<float>& host,
          " elements of " + name + "): the inputs are const, and the output must be computed from them as given";
 }
 
-bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when, Precision precision = Precision::fp32) {
+}  // namespace
+
+namespace lab06_tests {
+
+bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when, Precision precision) {
   L.dy.poison();
   if (const std::string err = run_once(fn, L, L.dy.data()); !err.empty()) {
     ADD_FAILURE() << when << err << "\nlayer: " << shape_text(L.p);
@@ -353,6 +288,10 @@ bool run_and_compare(const ConvFn& fn, Layer& L, const std::string& when, Precis
   return false;
 }
 
+}  // namespace lab06_tests
+
+namespace {
+
 bool check_conv(const ConvFn& fn, const Case& cs, Precision precision = Precision::fp32) {
   Layer L(cs.problem(), shared_case_layer(cs.problem(), cs.name()));
   return run_and_compare(fn, L, "", precision);
@@ -381,6 +320,10 @@ ConvFn im2col_gemm(bool poison) {
 }
 
 #ifdef CONVLAB_HAVE_CUDNN
+}  // namespace
+
+namespace lab06_tests {
+
 // The student's cuDNN path, set up and torn down around each correctness run; the output
 // size cuDNN reports must be the contract's.
 void cudnn_path(const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
@@ -401,6 +344,10 @@ void cudnn_path(const float* x, const float* w, float* y, const ConvProblem& p, 
   lab06::cudnn_forward(st, x, w, y, s);
   CONVLAB_CUDA_CHECK(cudaStreamSynchronize(s));
 }
+
+}  // namespace lab06_tests
+
+namespace {
 #endif
 
 // --- the column matrix and the GEMM on their own: a wrong layer is then named where it is ------
@@ -503,227 +450,7 @@ bool check_gemm(const GemmCase& gc) {
   return false;
 }
 
-// --- speed ----------------------------------------------------------------------------------------
-
-// The tolerance of the check of every timed output against the baseline's output for the same
-// fresh input. The speed grader refills x with uniform floats in [-1, 1) before each pair, so
-// |x| <= 1, and output y[n][k][p][q] is a float32 dot product of at most m = C R S terms x w_k (the
-// padding adds exact zeros) with sum |x w| <= sum_{c,r,s} |w[k][c][r][s]| =: W_k. Computed in any
-// order (split into slices and added with atomics included), each kernel's result lies within
-// gamma_{m+1} W_k of the exact value, the bound the correctness graders allow (tolerance_for()), so
-// the student's and the baseline's differ by at most twice that. The check takes one tolerance for
-// all outputs: the bound of the filter with the largest W_k. It stays far below what a result kept
-// from another input is off by: the difference of two outputs of independent inputs has a standard
-// deviation of sqrt(2/3 sum w^2) >= sqrt(2/3) W_k / sqrt(m), at least 170 times 2 gamma_{m+1} W_k on
-// the timed layers (m = 216, 576 and 1152).
-// TF32 (the tensor-core slot): the bound of a TF32 result is tf32_scale(m) times FP32's; against
-// the naive baseline the check allows the TF32 and the FP32 bounds, against cuDNN with TF32 two TF32
-// bounds, about 2^-8 W_k: still 6 times under that spread on the timed layers (m = 576, 1152).
-double timed_tolerance(const Layer& L, Precision candidate, Precision baseline = Precision::fp32) {
-  const std::size_t taps = lab06::im2col_rows(L.p);
-  double largest = 0;
-  for (int k = 0; k < L.p.k; ++k) {
-    double sum = 0;
-    for (std::size_t i = 0; i < taps; ++i) sum += std::fabs(double(L.w[std::size_t(k) * taps + i]));
-    largest = std::max(largest, sum);
-  }
-  const double bound = tolerance_for(largest, int(taps));
-  const auto scale = [&](Precision p) { return p == Precision::tf32 ? tf32_scale(int(taps)) : 1.0; };
-  return bound * (scale(candidate) + scale(baseline));
-}
-
-// What a speed grader times the student's path against: the grader-owned naive direct kernel, or
-// cuDNN with TF32 tensor cores allowed (the tensor-core slot: its fastest algorithm for the layer,
-// chosen once before the timing; both results held to the TF32 bound).
-enum class Against { naive, cudnn_tf32 };
-
-void check_layer_speed(const ConvFn& candidate, const Case& cs, const GraderSpec& grader,
-                       Precision precision = Precision::fp32, Against against = Against::naive) {
-  Layer L(cs.problem(), current_seed(), Inputs::device);
-  // A launcher that fails, or computes elsewhere than on the device, is not timed. Whether its
-  // outputs are right is checked against the baseline's after every timed run (the first round's
-  // first run included): a wrong kernel earns no speed-up.
-  L.dy.poison();
-  if (const std::string err = run_once(candidate, L, L.dy.data()); !err.empty()) {
-    ADD_FAILURE() << "speed not measured: " << err << "\nlayer: " << shape_text(L.p);
-    return;
-  }
-  const ConvProblem p = L.p;
-  DeviceBuffer<float> base_out(p.output_elements());
-  SpeedPolicy policy;
-  policy.threshold = grader.threshold;
-  SpeedSetup setup;
-  setup.baseline = [&](cudaStream_t s) { lab06::baseline::conv_naive(L.dx.data(), L.dw.data(), base_out.get(), p, s); };
-  std::string baseline_name = "the naive direct baseline (one thread per output)";
-  double tolerance = timed_tolerance(L, precision);
-#ifdef CONVLAB_HAVE_CUDNN
-  struct CudnnBaseline {
-    lab06::baseline::CudnnTf32* state = nullptr;
-    ~CudnnBaseline() {
-      if (state) lab06::baseline::cudnn_tf32_destroy(state);
-    }
-  } cudnn;
-  if (against == Against::cudnn_tf32) {
-    try {
-      cudnn.state = lab06::baseline::cudnn_tf32_create(p, L.dx.data(), L.dw.data(), base_out.get());
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "speed not measured: the baseline, cuDNN with TF32 allowed, could not be set up on this GPU "
-                       "(the grader's fault, not yours: tell your instructor): "
-                    << e.what() << "\nlayer: " << shape_text(L.p);
-      return;
-    }
-    setup.baseline = [&](cudaStream_t s) {
-      lab06::baseline::cudnn_tf32_forward(cudnn.state, L.dx.data(), L.dw.data(), base_out.get(), s);
-    };
-    baseline_name = "cuDNN with TF32 tensor cores allowed (" + lab06::baseline::cudnn_tf32_algorithm(cudnn.state) + ")";
-    tolerance = timed_tolerance(L, precision, Precision::tf32);
-  }
-#else
-  if (against == Against::cudnn_tf32) {
-    GTEST_SKIP() << "this speed grader times the tensor-core path against cuDNN, which was not found when this build "
-                    "was configured";
-  }
-#endif
-  setup.candidate = [&](cudaStream_t s) { candidate(L.dx.data(), L.dw.data(), L.dy.data(), p, s); };
-  // The output is poisoned before every timed run, outside the timed region.
-  setup.prepare = [&](cudaStream_t s) {
-    CONVLAB_CUDA_CHECK(cudaMemsetAsync(L.dy.data(), 0xFF, p.output_elements() * sizeof(float), s));
-  };
-  setup.stream = L.stream.s;
-  // A fresh input x before every pair (the filters stay), and every timed output checked against the
-  // baseline's for that input: a result kept from an earlier call, or work skipped, fails.
-  setup.refresh.address = reinterpret_cast<std::uintptr_t>(L.dx.data());
-  setup.refresh.count = p.input_elements();
-  setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(L.dy.data()),
-                                 reinterpret_cast<std::uintptr_t>(base_out.get()), p.output_elements(),
-                                 tolerance};
-  // The least DRAM traffic of the layer: x and w read once, y written once.
-  setup.ideal_bytes = 4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
-  // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
-  const SpeedVerdict v =
-      convlab::check_speed(setup, policy, cs.name() + " vs " + baseline_name);
-  record_speed(v, grader.threshold);
-  EXPECT_TRUE(v.passed) << v.message;
-  // Nothing written outside the output in any timed run.
-  if (const std::string g = L.dy.check_guards(); !g.empty()) ADD_FAILURE() << "no speed-up is awarded: in the timed runs " << g;
-}
-
-// --- technique ------------------------------------------------------------------------------------
-
-constexpr const char* kFixCorrectnessFirst = ": the technique is checked on a correct output; fix correctness first";
-
-// A conv path's technique: it runs on the layer (its output must be right), then `rule` judges what
-// the runner saw (convlab/technique.hpp).
-void check_conv_technique(const std::string& slot, const ConvFn& fn, const Case& cs, const std::string& asks,
-                          const TechniqueRule& rule, Precision precision = Precision::fp32) {
-  Layer L(cs.problem(), current_seed());
-  if (!run_and_compare(fn, L, "", precision)) {
-    ADD_FAILURE() << slot << kFixCorrectnessFirst;
-    return;
-  }
-  expect_technique(slot, asks, rule, double(L.p.output_elements()), double(lab06::im2col_rows(L.p)));
-}
-
-// The same on several layers of one C R S and K (the rules' per-output amounts stay those of one
-// layer), judged together: a slot whose design takes another kernel for another kind of layer (the
-// tensor-core reference's gather kernel where the stride is not 1) has each kernel judged, where
-// judging one layer would leave the others' kernels unjudged (technique.hpp, unjudged_kernels).
-void check_conv_technique(const std::string& slot, const ConvFn& fn, const std::vector<Case>& cases,
-                          const std::string& asks, const TechniqueRule& rule, Precision precision) {
-  double outputs = 0;
-  std::vector<remote::CallRecord> calls;  // each run clears remote::calls(): kept layer by layer
-  for (const Case& cs : cases) {
-    Layer L(cs.problem(), current_seed());
-    if (!run_and_compare(fn, L, "", precision)) {
-      ADD_FAILURE() << slot << kFixCorrectnessFirst << " (layer " << shape_text(L.p) << ")";
-      return;
-    }
-    outputs += double(L.p.output_elements());
-    calls.insert(calls.end(), remote::calls().begin(), remote::calls().end());
-  }
-  const ConvProblem p = cases.front().problem();
-  expect_technique(slot, asks, rule, outputs, double(lab06::im2col_rows(p)), calls);
-}
-
-// What d_col holds after conv_im2col(): empty if it is the column matrix of one of the images (which
-// one stays there depends on the design: the reference's is the last image's), else what it holds.
-// Read on every backend: it needs no record of the kernels.
-std::string column_matrix_seen(const Layer& L, const GuardedBuffer& col) {
-  const ConvProblem& p = L.p;
-  if (std::string guards = col.check_guards(); !guards.empty())
-    return "d_col, a buffer of im2col_workspace_floats() = " + std::to_string(col.size()) + " floats: " + guards;
-  const std::vector<float> got = col.download();
-  const int rows = int(lab06::im2col_rows(p)), cols = int(lab06::im2col_cols(p)), Q = p.out_w();
-  std::optional<Comparison> closest;
-  int closest_image = 0;
-  for (int image = 0; image < p.n; ++image) {
-    const Comparison c = compare(got, lab06::im2col_golden(L.x, image, p), Grid{cols, rows, 0}, 1);
-    if (c.ok()) return {};
-    if (c.unwritten == c.checked)
-      return "d_col was never written (it still holds the NaN it was filled with): the layer was not computed "
-             "through the column matrix";
-    if (!closest || c.wrong < closest->wrong) closest = c, closest_image = image;
-  }
-  const Mismatch& m = closest->first.front();
-  const int row = int(m.index / cols), column = int(m.index % cols);
-  std::ostringstream o;
-  o << "d_col holds the column matrix of no image: " << closest->wrong << " of its " << rows << " x " << cols
-    << " elements differ from image " << closest_image << "'s (the closest), the first col[" << row << "][" << column
-    << "] (tap c=" << row / (p.r * p.s) << ", r=" << row / p.s % p.r << ", s=" << row % p.s << " of output p="
-    << column / Q << ", q=" << column % Q << "): ";
-  if (m.unwritten) o << "never written";
-  else o << "got " << m.got;
-  o << ", expected " << m.expected;
-  return o.str();
-}
-
-// im2col + GEMM's technique: the grader's d_col (im2col_workspace_floats(), NaN-filled before the
-// call) must hold an image's column matrix after it, as the contract documents, and `rule` must hold.
-void check_im2col_gemm_technique(const Case& cs, const std::string& asks, const TechniqueRule& rule) {
-  Layer L(cs.problem(), current_seed());
-  GuardedBuffer col(lab06::im2col_workspace_floats(L.p), kGuard);
-  col.poison();
-  const ConvFn fn = [&col](const float* x, const float* w, float* y, const ConvProblem& p, cudaStream_t s) {
-    lab06::conv_im2col(x, w, col.data(), y, p, s);
-  };
-  if (!run_and_compare(fn, L, "")) {
-    ADD_FAILURE() << "im2col_gemm" << kFixCorrectnessFirst;
-    return;
-  }
-  const double outputs = double(L.p.output_elements()), taps = double(lab06::im2col_rows(L.p));
-  std::string found = column_matrix_seen(L, col);
-  if (found.empty()) {
-    expect_technique("im2col_gemm", asks, rule, outputs, taps);
-    return;
-  }
-  const TechniqueView v(remote::calls(), outputs, taps);
-  if (!v.blind()) {
-    std::printf("im2col_gemm: %s\n", v.traffic().c_str());
-    if (const std::string more = all_of({rule, on_given_stream()})(v); !more.empty()) found += "; " + more;
-  }
-  ADD_FAILURE() << "im2col_gemm: " << found << "; the lab asks for " << asks;
-}
-
-#ifdef CONVLAB_HAVE_CUDNN
-// The cuDNN path's technique: cudnn_forward's output comes from cuDNN (see technique::from_cudnn()).
-void check_cudnn_technique(const Case& cs, const std::string& asks) {
-  Layer L(cs.problem(), current_seed());
-  if (!run_and_compare(cudnn_path, L, "")) {
-    ADD_FAILURE() << "cudnn" << kFixCorrectnessFirst;
-    return;
-  }
-  for (const auto& c : remote::calls())
-    if (!c.evidence.recorded)
-      GTEST_SKIP() << "technique not checked: this runner records no launches (" << remote::options().path << ")";
-  const int y_arg = 3;  // cudnn_forward(state, d_x, d_w, d_y, stream): d_y is its fourth pointer
-  if (const std::string found = lab06::technique::from_cudnn(remote::calls(), y_arg); !found.empty())
-    ADD_FAILURE() << "cudnn: " << found << "; the lab asks for " << asks;
-}
-#endif
-
 // --- the cases ------------------------------------------------------------------------------------
-
-constexpr Padding kValid = Padding::valid, kSame = Padding::same, kPad = Padding::explicit_pads;
 
 // Small enough for the CPU backend. Comments: which kernel of the reference's conv_direct()
 // they reach (small: few taps, R, S <= 8, stride <= 3; naive otherwise).
@@ -790,44 +517,6 @@ const Case kTechniqueGemmLayer = {2, 16, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
 // design may take another kernel where the stride is not 1, as the reference does).
 const Case kTechniqueGemmLayerStride2 = {2, 16, 24, 24, 32, 3, 3, 2, 2, kPad, 1, 1};
 const GemmCase kTechniqueGemm = {100, 300, 200};
-
-// --- the technique rules' own tests: launches as the runner records them -------------------------
-
-// A launch of `blocks` blocks of 256 threads holding `shared` bytes of shared memory per block.
-KernelFacts fake_launch(const std::string& name, unsigned blocks, std::uint64_t shared) {
-  KernelFacts k;
-  k.launch.name = name;
-  k.launch.grid[0] = blocks;
-  k.launch.block[0] = 256;
-  k.launch.static_shared = shared;
-  return k;
-}
-// The same with the facts of its compiled code (a GPU build).
-KernelFacts with_code(KernelFacts k, long ld_shared, long st_shared, long barriers) {
-  CodeFacts c;
-  c.ld_shared = ld_shared;
-  c.st_shared = st_shared;
-  c.barriers = barriers;
-  k.code = c;
-  return k;
-}
-// The same with execution counts, per output of `outputs` (the CPU backend).
-KernelFacts with_counts(KernelFacts k, double outputs, double global_loads, double shared_loads, double shared_stores,
-                        double barriers, double global_stores = 1) {
-  k.launch.counted = true;
-  k.launch.global_loads = std::uint64_t(global_loads * outputs);
-  k.launch.global_stores = std::uint64_t(global_stores * outputs);
-  k.launch.shared_loads = std::uint64_t(shared_loads * outputs);
-  k.launch.shared_stores = std::uint64_t(shared_stores * outputs);
-  k.launch.barriers = std::uint64_t(barriers * outputs);
-  return k;
-}
-remote::CallRecord fake_call(const std::string& entry, std::vector<KernelFacts> kernels = {}) {
-  remote::CallRecord c;
-  c.entry = entry;
-  for (auto& k : kernels) c.evidence.launches.push_back(k.launch);
-  return c;
-}
 
 void register_lab06(Registry& reg) {
   std::vector<Case> cases(std::begin(kCases), std::end(kCases));
@@ -949,276 +638,9 @@ void register_lab06(Registry& reg) {
   });
 #endif
 
-  // --- CPU: the shape function, and the launchers refusing bad layers -----------------------------
-  reg.cpu("cpu", "shape", "output_size_and_padding_modes", [] {
-    // VALID: no padding, P = (H - R) / stride + 1.
-    auto p = lab06::make_problem(1, 6, 768, 512, 6, 6, 6, 1, 1, kValid);
-    EXPECT_EQ(p.out_h(), 763);
-    EXPECT_EQ(p.out_w(), 507);
-    // SAME, odd filter, stride 1: total padding 2, one on each side, output = input.
-    p = lab06::make_problem(1, 3, 7, 5, 1, 3, 3, 1, 1, kSame);
-    EXPECT_EQ(p.pad_h, 1);
-    EXPECT_EQ(p.out_h(), 7);
-    EXPECT_EQ(p.out_w(), 5);
-    // SAME, even filter: total padding R - 1 = 1 is odd; pad 0 and the output recomputed: 4, not 5.
-    p = lab06::make_problem(1, 1, 5, 5, 1, 2, 2, 1, 1, kSame);
-    EXPECT_EQ(p.pad_h, 0);
-    EXPECT_EQ(p.out_h(), 4);
-    // SAME, stride 2: out = ceil(7 / 2) = 4, total (4 - 1) 2 + 3 - 7 = 2, pad 1, (7 + 2 - 3) / 2 + 1 = 4.
-    p = lab06::make_problem(1, 1, 7, 7, 1, 3, 3, 2, 2, kSame);
-    EXPECT_EQ(p.pad_h, 1);
-    EXPECT_EQ(p.out_h(), 4);
-    // SAME, the lab report's 512, 3x3, stride 3: out 171, total 170*3 + 3 - 512 = 1, pad 0, out (512 - 3) / 3 + 1 = 170.
-    p = lab06::make_problem(1, 3, 512, 512, 1, 3, 3, 3, 3, kSame);
-    EXPECT_EQ(p.pad_h, 0);
-    EXPECT_EQ(p.out_h(), 170);
-    // SAME, 2048, 3x3, stride 2: out 1024, total 1, pad 0, out 1023.
-    p = lab06::make_problem(1, 3, 2048, 2048, 1, 3, 3, 2, 2, kSame);
-    EXPECT_EQ(p.out_h(), 1023);
-    // SAME where the stride is larger than the filter: total padding negative, so 0.
-    p = lab06::make_problem(1, 1, 5, 5, 1, 1, 1, 3, 3, kSame);
-    EXPECT_EQ(p.pad_h, 0);
-    EXPECT_EQ(p.out_h(), 2);
-    // Explicit, unequal pads and strides.
-    p = lab06::make_problem(2, 1, 33, 7, 3, 7, 7, 3, 3, kPad, 3, 2);
-    EXPECT_EQ(p.out_h(), (33 + 6 - 7) / 3 + 1);
-    EXPECT_EQ(p.out_w(), (7 + 4 - 7) / 3 + 1);
-  });
-  reg.cpu("cpu", "shape", "bad_layers_refused", [] {
-    expect_refused([] { lab06::make_problem(1, 1, 8, 8, 1, 3, 3, 0, 1, kValid); }, "stride must be");
-    expect_refused([] { lab06::make_problem(1, 1, 8, 8, 1, 3, 3, 1, 1, kPad, -1, 0); }, "padding must be >= 0");
-    expect_refused([] { lab06::make_problem(1, 1, 4, 4, 1, 5, 5, 1, 1, kValid); }, "larger than the padded input");
-    expect_refused([] { lab06::make_problem(1, 1, 4, 4, 1, 3, 3, 1, 1, kPad, 3, 0); }, "smaller than the filter");
-    expect_refused([] { lab06::make_problem(0, 1, 4, 4, 1, 3, 3, 1, 1, kValid); }, "every size must be >= 1");
-    expect_refused([] { lab06::make_problem(1, 1, 4, 4, 0, 3, 3, 1, 1, kValid); }, "every size must be >= 1");
-    expect_refused([] { lab06::make_problem(1, 1, 64, 64, 1, 33, 3, 1, 1, kValid); }, "filter must be at most");
-    expect_refused([] { lab06::make_problem(1, 1, 64, 64, 1, 3, 3, 17, 1, kValid); }, "stride must be in");
-    expect_refused([] { lab06::make_problem(1 << 12, 64, 1024, 1024, 1, 3, 3, 1, 1, kValid); }, "2^30 floats");
-  });
-  reg.cpu("cpu", "contract", "launchers_refuse_bad_layers", [] {
-    ConvProblem bad{1, 1, 4, 4, 1, 5, 5, 1, 1, 0, 0};  // filter larger than the input
-    EXPECT_THROW(lab06::conv_direct(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
-    EXPECT_THROW(lab06::conv_im2col(nullptr, nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
-    EXPECT_THROW(lab06::im2col(nullptr, 0, nullptr, bad, nullptr), std::invalid_argument);
-    EXPECT_THROW(lab06::conv_implicit_gemm(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
-    EXPECT_THROW(lab06::conv_tensor_core(nullptr, nullptr, nullptr, bad, nullptr), std::invalid_argument);
-    EXPECT_THROW(lab06::gemm(nullptr, nullptr, nullptr, 0, 4, 4, nullptr), std::invalid_argument);
-    ConvProblem zero_stride{1, 1, 8, 8, 1, 3, 3, 0, 1, 0, 0};
-    EXPECT_THROW(lab06::conv_direct(nullptr, nullptr, nullptr, zero_stride, nullptr), std::invalid_argument);
-  });
-  // The technique rules on launches such as a GPU build (code facts) or the CPU backend (counts)
-  // records them: the reference's designs pass, the evasions fail with what was seen.
-  reg.cpu("cpu", "technique", "gemm_tiles_from_code", [] {
-    namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, kd = 144;  // kTechniqueGemmLayer
-    const auto spec = tech::gemm_tiles_spec(kd);
-    const KernelFacts gemm = with_code(fake_launch("gemm_kernel", 9, 8448), 8, 2, 2);
-    const KernelFacts naive = with_code(fake_launch("conv_direct_naive", 144, 0), 0, 0, 0);
-    const KernelFacts im2col = with_code(fake_launch("im2col_kernel", 144, 0), 0, 0, 0);
-    EXPECT_EQ(tech::tiled_kernel({im2col, gemm}, outputs, spec), "");
-    EXPECT_EQ(tech::tiled_kernel({naive}, outputs, spec),
-              "conv_direct_naive keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code)");
-    // A decoy: a few bytes of shared memory with a barrier; 144 blocks of 256 outputs need 32 sqrt(256) B.
-    const KernelFacts decoy = with_code(fake_launch("decoy_kernel", 144, 128), 1, 1, 1);
-    EXPECT_EQ(tech::tiled_kernel({im2col, naive}, outputs, spec),
-              "im2col_kernel keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code); "
-              "conv_direct_naive keeps no tile in shared memory (0 ld.shared, 0 st.shared, 0 barriers in its code)");
-    EXPECT_EQ(tech::tiled_kernel({im2col, decoy}, outputs, spec),
-              "decoy_kernel holds 128 B of shared memory per block, for about 256 outputs per block: the two operand "
-              "tiles for them need at least 512 B (a BM x BK tile of A and a BK x BN tile of B per step of BK >= 4 "
-              "terms)");
-    EXPECT_NE(tech::tiled_kernel({with_code(fake_launch("gemm_kernel", 9, 8448), 8, 2, 0)}, outputs, spec)
-                  .find("gemm_kernel never waits at a barrier"),
-              std::string::npos);
-    // One kernel launched once per image counts with all its blocks: 2 x 5 blocks of about 3686 outputs.
-    const KernelFacts half = with_code(fake_launch("gemm_kernel", 5, 1024), 8, 2, 2);
-    EXPECT_NE(tech::tiled_kernel({half, half}, outputs, spec).find("for about 3686 outputs per block"),
-              std::string::npos);
-    EXPECT_EQ(tech::group_kernels({half, im2col, half}).size(), 2u);
-    EXPECT_EQ(tech::group_kernels({half, im2col, half})[0].blocks, 10u);
-    EXPECT_EQ(tech::tiled_kernel({}, outputs, spec), "no kernel was launched");
-    EXPECT_EQ(tech::tiled_kernel({fake_launch("library_kernel", 9, 0)}, outputs, spec),
-              "no record of the kernels' code or memory accesses");
-  });
-  reg.cpu("cpu", "technique", "gemm_tiles_from_counts", [] {
-    namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, kd = 144;
-    const auto spec = tech::gemm_tiles_spec(kd);
-    // The reference's GEMM: 9 steps of (64 + 64) x 16 loads per block of 64 x 64: about 5 per output.
-    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("gemm_kernel", 18, 8448), outputs, 5, 36, 4, 0.4)},
-                                 outputs, spec),
-              "");
-    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("conv_direct_naive", 144, 0), outputs, 288, 0, 0, 0)},
-                                 outputs, spec),
-              "conv_direct_naive keeps no tile in shared memory (0 shared loads, 0 shared stores and 0 barriers per "
-              "output)");
-    // A decoy tile that the operands bypass: its loads still come from global memory.
-    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("decoy_kernel", 18, 8448), outputs, 288, 1, 1, 1)}, outputs,
-                                 spec),
-              "decoy_kernel made 288 global loads per output (at most 36 for staged tiles: a dot product of 144 terms "
-              "loads 2 x 144 values per output from global memory when each thread reads its own operands; staged "
-              "tiles reused by 8 or more outputs bring it under 36)");
-  });
-  reg.cpu("cpu", "technique", "input_tile", [] {
-    namespace tech = lab06::technique;
-    const double outputs = 6 * 31 * 135, taps = 216;  // kTechniqueDirect: K = 6 filters of 6 x 6 x 6
-    const auto spec = tech::input_tile_spec(taps, 6);
-    EXPECT_EQ(tech::tiled_kernel({with_counts(fake_launch("conv_direct_strip", 8, 12256), outputs, 3.8, 80, 1, 0.1)},
-                                 outputs, spec),
-              "");
-    EXPECT_NE(tech::tiled_kernel({with_code(fake_launch("small_tile", 8, 256), 4, 4, 2)}, outputs, spec)
-                  .find("holds 256 B of shared memory per block, for about 3139 outputs per block: an input tile for "
-                        "them need at least 523 B"),
-              std::string::npos);
-    EXPECT_NE(tech::tiled_kernel({with_counts(fake_launch("conv_direct_naive", 99, 0), outputs, 432, 0, 0, 0)},
-                                 outputs, spec)
-                  .find("keeps no tile in shared memory"),
-              std::string::npos);
-  });
-  reg.cpu("cpu", "technique", "tile_bounds_hold_for_textbook_tiles", [] {
-    namespace tech = lab06::technique;
-    // (BM + BN) BK floats staged per step; the bound must hold for every tile shape with BK >= 4.
-    const int tiles[][3] = {{16, 16, 16}, {32, 32, 32}, {64, 64, 16}, {64, 256, 8}, {128, 128, 8}, {128, 64, 4}, {8, 8, 4}};
-    for (const auto& [bm, bn, bk] : tiles)
-      EXPECT_GE(4.0 * (bm + bn) * bk, tech::gemm_tile_min_bytes(double(bm) * bn, 0)) << bm << " x " << bn << " x " << bk;
-    EXPECT_DOUBLE_EQ(tech::gemm_tile_min_bytes(64 * 64, 0), 4.0 * (64 + 64) * 4);  // equality: square tiles, BK = 4
-    // An input tile covers at least the positions of the block's outputs (stride 1).
-    EXPECT_LE(tech::input_tile_min_bytes(8.0 * 128 * 6, 6), 4.0 * (8 + 5) * (128 + 5));
-  });
-  reg.cpu("cpu", "technique", "no_column_matrix", [] {
-    namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, crs = 144, k = 32;  // kTechniqueGemmLayer
-    remote::CallRecord call = fake_call("conv_implicit_gemm");
-    EXPECT_EQ(tech::no_column_buffer({call}, {}, false, outputs, crs, k), "");
-    call.evidence.allocations = 1;
-    call.evidence.allocated_bytes = 144 * 576 * 4;
-    EXPECT_EQ(tech::no_column_buffer({call}, {}, false, outputs, crs, k),
-              "the launcher allocated 0.332 MB of device memory with cudaMalloc (1 allocations; the column matrix of "
-              "this layer is 0.664 MB)");
-    // Counts: im2col's stores (C R S per column, N P Q columns), a kernel without a tile.
-    const auto im2col = with_counts(fake_launch("im2col_kernel", 576, 0), outputs, 4.5, 0, 0, 0, 4.5);
-    const auto gemm = with_counts(fake_launch("gemm_kernel", 18, 8448), outputs, 5, 36, 4, 0.4, 1);
-    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {im2col, gemm}, true, outputs, crs, k),
-              "kernels without a tile in shared memory (im2col_kernel) stored 4.5 values to global memory per output: "
-              "the output takes at most 1, a column matrix of C R S x N P Q floats adds C R S / K = 4.5");
-    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {gemm}, true, outputs, crs, k), "");
-    // Split-k: a tiled kernel adding each output once per slice (atomics count as stores), after a
-    // kernel that zeroes the output: no column matrix.
-    const auto zero = with_counts(fake_launch("zero_kernel", 144, 0), outputs, 0, 0, 0, 0, 1);
-    const auto sliced = with_counts(fake_launch("implicit_gemm_kernel", 40, 20736), outputs, 3, 45, 3, 0.4, 8);
-    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_implicit_gemm")}, {zero, sliced}, true, outputs, crs, k), "");
-    // A GPU counts no barriers: there a kernel's tile is its compiled code's fact. Seen on an H200: the
-    // tensor-core reference's tiled kernels, counted at 3.67 global stores per output, were taken for
-    // kernels without a tile and failed it.
-    auto on_gpu = with_counts(fake_launch("window_kernel<8>", 12, 93312), outputs, 27, 25, 7, 0, 3.67);
-    on_gpu.launch.barriers = 0;
-    CodeFacts code;
-    code.ld_shared = 40, code.async_copies = 12, code.st_shared = 16, code.barriers = 4, code.mma = 8;
-    on_gpu.code = code;
-    EXPECT_EQ(tech::no_column_buffer({fake_call("conv_tensor_core")}, {on_gpu}, true, outputs, crs, k), "");
-    code.barriers = 0;  // the same counts with code that never waits: no tile
-    on_gpu.code = code;
-    EXPECT_NE(tech::no_column_buffer({fake_call("conv_tensor_core")}, {on_gpu}, true, outputs, crs, k)
-                  .find("kernels without a tile in shared memory (window_kernel<8>) stored 3.67 values"),
-              std::string::npos);
-  });
-  reg.cpu("cpu", "technique", "tensor_core_products", [] {
-    namespace tech = lab06::technique;
-    const double outputs = 32 * 1152, crs = 144;  // kTechniqueGemmLayer
-    // A call as the runner records it: launches, and whether their tensor-core work was counted.
-    // The rule on launches and their call's record (whether their tensor-core work was counted).
-    const auto judge = [&](std::vector<KernelFacts> kernels, bool tensor_counted, bool gpu) {
-      remote::CallRecord c = fake_call("conv_tensor_core", kernels);
-      c.evidence.counts_available = true;
-      c.evidence.counted_on_gpu = gpu;
-      c.evidence.tensor_counted = tensor_counted;
-      return tech::tensor_core_products(kernels, {c}, outputs, crs);
-    };
-    const auto macs = [&](KernelFacts k, double per_output) {
-      k.launch.tensor_macs = std::uint64_t(per_output * outputs);
-      return k;
-    };
-    const auto mma_code = [](KernelFacts k, long mma) {
-      CodeFacts c = k.code.value_or(CodeFacts{});
-      c.mma = mma;
-      k.code = c;
-      return k;
-    };
-    const KernelFacts tc = fake_launch("tensor_core_kernel", 10, 33792), fma = fake_launch("fma_kernel", 144, 0);
-    // The CPU backend: counts only (no compiled-code facts). 144 products per output, or padded more: passes.
-    const auto counted = [&](const KernelFacts& k, double per_output) {
-      return macs(with_counts(k, outputs, 5, 20, 8, 1), per_output);
-    };
-    EXPECT_EQ(judge({counted(tc, 288)}, true, false), "");
-    EXPECT_EQ(judge({counted(tc, 144)}, true, false), "");
-    EXPECT_EQ(judge({counted(fma, 0)}, true, false),
-              "the tensor cores did 0 multiply-adds per output (mma_sync, once a warp); each output's dot product has "
-              "C R S = 144 products, and every one of them belongs on the tensor cores");
-    // A token tensor-core launch beside the FMA kernel that does the work.
-    EXPECT_NE(judge({counted(tc, 32), counted(fma, 0)}, true, false)
-                  .find("the tensor cores did 32 multiply-adds per output"),
-              std::string::npos);
-    // A GPU build: the compiled code first. No kernel with a tensor-core instruction fails without counts.
-    const KernelFacts tc_code = mma_code(with_code(tc, 8, 4, 2), 16), fma_code = mma_code(with_code(fma, 0, 0, 0), 0);
-    EXPECT_EQ(judge({tc_code}, false, true), "");
-    EXPECT_EQ(judge({fma_code}, false, true),
-              "no kernel's compiled code holds a tensor-core instruction (fma_kernel: no wmma.mma, mma.sync or wgmma in "
-              "the PTX): the products are FMA instructions on the CUDA cores");
-    // ... and were a GPU's count of tensor-core work recorded (none is yet: wire.hpp), the token would be caught there.
-    const auto gpu_counted = [&](const KernelFacts& k, double per_output) {
-      return macs(with_counts(k, outputs, 5, 20, 8, 0), per_output);
-    };
-    EXPECT_NE(judge({gpu_counted(tc_code, 32), gpu_counted(fma_code, 0)}, true, true)
-                  .find("(counted by the GPU)"),
-              std::string::npos);
-    // Counts without the tensor pipe's (a chip without the metric): the compiled code decides.
-    EXPECT_EQ(judge({gpu_counted(tc_code, 0), gpu_counted(fma_code, 0)}, false, true),
-              "");
-  });
-  reg.cpu("cpu", "technique", "from_cudnn_and_kernel_count", [] {
-    namespace tech = lab06::technique;
-    const auto own = fake_launch("implicit_gemm_kernel<64, 256>", 10, 20736);
-    // cudnn_create's launches (none recorded in practice) do not count; cudnn_forward's do.
-    EXPECT_EQ(tech::from_cudnn({fake_call("cudnn_create", {own}), fake_call("cudnn_forward")}, 3), "");
-    EXPECT_EQ(tech::from_cudnn({fake_call("cudnn_forward", {own, own})}, 3),
-              "cudnn_forward launched implicit_gemm_kernel<64, 256> itself (cuDNN's kernels are launched inside the "
-              "cuDNN library and are never among the launches recorded here)");
-    remote::CallRecord copy = fake_call("cudnn_forward");
-    wire::Transfer t;
-    t.kind = wire::Transfer::Kind::on_device;
-    t.dst_arg = 1;  // into x's buffer: not the output
-    copy.evidence.transfers.push_back(t);
-    EXPECT_EQ(tech::from_cudnn({copy}, 3), "");
-    copy.evidence.transfers.back().dst_arg = 3;
-    EXPECT_EQ(tech::from_cudnn({copy}, 3), "cudnn_forward copied data into d_y (1 cudaMemcpy calls)");
-    EXPECT_EQ(tech::from_cudnn({fake_call("cudnn_create")}, 3), "cudnn_forward was not called (a harness error)");
-    const auto naive = fake_launch("conv_direct_naive", 144, 0);
-    EXPECT_EQ(tech::kernel_count({naive}, 2, "why"), "1 kernel launch (conv_direct_naive): why");
-    EXPECT_EQ(tech::kernel_count({naive, naive}, 2, "why"), "");
-  });
-  reg.cpu("cpu", "golden", "worked_by_hand", [] {
-    // x: one image, 2 channels of 3 x 3 (channel 0: 1..9, channel 1: all 1); one 2 x 2 filter per
-    // channel (channel 0: [1 0; 0 -1], channel 1: all 0.5); stride 1, pad 1 -> 4 x 4 outputs.
-    std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    std::vector<float> w = {1, 0, 0, -1, 0.5f, 0.5f, 0.5f, 0.5f};
-    const auto p = lab06::make_problem(1, 2, 3, 3, 1, 2, 2, 1, 1, kPad, 1, 1);
-    const Golden g = lab06::conv_golden(x, w, p);
-    ASSERT_EQ(g.value.size(), 16u);
-    EXPECT_EQ(g.terms, 8);
-    // y[0][0]: window rows -1..0, cols -1..0: channel 0 gives -x(0,0) = -1, channel 1 gives 0.5 -> -0.5.
-    EXPECT_DOUBLE_EQ(g.value[0], -0.5);
-    // y[1][1]: rows 0..1, cols 0..1: 1 - 5 = -4, plus 4 * 0.5 = 2 -> -2.
-    EXPECT_DOUBLE_EQ(g.value[5], -2.0);
-    // y[3][3]: rows 2..3, cols 2..3: channel 0 gives x(2,2) = 9, channel 1 gives 0.5 -> 9.5.
-    EXPECT_DOUBLE_EQ(g.value[15], 9.5);
-    EXPECT_DOUBLE_EQ(g.magnitude[5], 1 + 5 + 2.0);
-    // The column matrix: 8 rows (c, r, s) x 16 columns (p, q); row 3 is tap (0, 1, 1): x[p][q].
-    const Golden col = lab06::im2col_golden(x, 0, p);
-    ASSERT_EQ(col.value.size(), 8u * 16u);
-    EXPECT_DOUBLE_EQ(col.value[3 * 16 + 0], 1.0);   // output (0, 0): x(0, 0)
-    EXPECT_DOUBLE_EQ(col.value[3 * 16 + 15], 0.0);  // output (3, 3): x(3, 3) is padding
-    EXPECT_DOUBLE_EQ(col.value[0 * 16 + 5], 1.0);   // tap (0, 0, 0) of output (1, 1): x(0, 0)
-  });
+  // --- CPU: the shape function, the launchers refusing bad layers, the technique rules on launches
+  // as the runner records them, the golden model worked by hand (test_lab06_rules.cpp) -------------
+  register_lab06_rules(reg);
 }
 
 }  // namespace
