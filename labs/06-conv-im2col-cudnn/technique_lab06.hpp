@@ -65,9 +65,17 @@ inline std::vector<KernelGroup> group_kernels(const std::vector<KernelFacts>& ke
 /// The kernel stores to and loads from shared memory and waits at a barrier: from its compiled code
 /// where a GPU build has it (a GPU counts no barriers: gpu_counters.cpp), else from the CPU backend's
 /// counts. A kernel nobody can see into (a library's) keeps none.
+struct TileSigns {
+  bool writes = false, reads = false, waits = false;
+};
+inline TileSigns tile_signs(const KernelGroup& g) {
+  if (g.code) return {g.code->st_shared + g.code->async_copies > 0, g.code->ld_shared > 0, g.code->barriers > 0};
+  if (g.counted) return {g.shared_stores > 0, g.shared_loads > 0, g.barriers > 0};
+  return {};
+}
 inline bool keeps_a_tile(const KernelGroup& g) {
-  if (g.code) return g.code->st_shared + g.code->async_copies > 0 && g.code->ld_shared > 0 && g.code->barriers > 0;
-  return g.counted && g.shared_stores > 0 && g.shared_loads > 0 && g.barriers > 0;
+  const TileSigns t = tile_signs(g);
+  return t.writes && t.reads && t.waits;
 }
 
 /// What a tiled kernel of this lab must show, besides shared-memory stores, loads and a barrier.
@@ -155,18 +163,12 @@ inline std::string tiled_kernel(const std::vector<KernelFacts>& kernels, double 
   std::string best;
   int best_score = -1;  // how far the best kernel got: 0 no tile, 1 no barrier, 2 too small, 3 too many loads
   for (const KernelGroup& g : group_kernels(kernels)) {
-    bool writes = false, reads = false, waits = false;
+    const auto [writes, reads, waits] = tile_signs(g);
     char seen[256];
     if (g.code) {
-      writes = g.code->st_shared + g.code->async_copies > 0;
-      reads = g.code->ld_shared > 0;
-      waits = g.code->barriers > 0;
       std::snprintf(seen, sizeof seen, "%ld ld.shared, %ld st.shared, %ld barriers in its code", g.code->ld_shared,
                     g.code->st_shared + g.code->async_copies, g.code->barriers);
     } else if (g.counted) {
-      writes = g.shared_stores > 0;
-      reads = g.shared_loads > 0;
-      waits = g.barriers > 0;
       std::snprintf(seen, sizeof seen, "%.3g shared loads, %.3g shared stores and %.3g barriers per output",
                     double(g.shared_loads) / outputs, double(g.shared_stores) / outputs, double(g.barriers) / outputs);
     } else {

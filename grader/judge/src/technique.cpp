@@ -123,6 +123,14 @@ std::size_t TechniqueView::transfers(wire::Transfer::Kind kind) const {
 
 std::string TechniqueView::traffic() const {
   char buf[512];
+  // The tensor cores' multiply-adds, where they were counted (CPU backend, or a GPU's profiler).
+  const auto tensor_work = [this]() -> std::string {
+    const double macs = per_output(&wire::KernelLaunch::tensor_macs);
+    if (macs <= 0) return {};
+    char t[96];
+    std::snprintf(t, sizeof t, "; %.4g tensor-core multiply-adds per output", macs);
+    return t;
+  };
   if (counted() && gpu_counts()) {
     std::snprintf(buf, sizeof buf,
                   "per output, counted by the GPU: %.3g global loads, %.3g global stores, %.3g shared loads, %.3g "
@@ -130,12 +138,7 @@ std::string TechniqueView::traffic() const {
                   per_output(&wire::KernelLaunch::global_loads), per_output(&wire::KernelLaunch::global_stores),
                   per_output(&wire::KernelLaunch::shared_loads), per_output(&wire::KernelLaunch::shared_stores),
                   kernels_.size(), threads() ? outputs_ / double(threads()) : 0.0);
-    std::string out = buf;
-    if (const double macs = per_output(&wire::KernelLaunch::tensor_macs); macs > 0) {
-      std::snprintf(buf, sizeof buf, "; %.4g tensor-core multiply-adds per output", macs);
-      out += buf;
-    }
-    return out;
+    return buf + tensor_work();
   }
   if (counted()) {
     std::snprintf(buf, sizeof buf,
@@ -145,12 +148,7 @@ std::string TechniqueView::traffic() const {
                   per_output(&wire::KernelLaunch::shared_loads), per_output(&wire::KernelLaunch::shared_stores),
                   per_output(&wire::KernelLaunch::constant_loads), per_output(&wire::KernelLaunch::barriers),
                   kernels_.size(), threads() ? outputs_ / double(threads()) : 0.0);
-    std::string out = buf;
-    if (const double macs = per_output(&wire::KernelLaunch::tensor_macs); macs > 0) {
-      std::snprintf(buf, sizeof buf, "; %.4g tensor-core multiply-adds per output", macs);
-      out += buf;
-    }
-    return out;
+    return buf + tensor_work();
   }
   std::string out;
   for (const auto& k : kernels_) {

@@ -64,8 +64,8 @@ private:
   int device_ = 0;
   std::thread preparing_;            // prepare()'s thread, joined by ready() or the destructor
   std::atomic<bool> quitting_{false};  // the runner ends: the thread stops waiting for busy counters
-  bool one_pass_ = false;
-  bool counts_tensor_ = false;  // the metrics fit one pass: user replay of the call itself (see the .cpp)
+  bool one_pass_ = false;  // the metrics fit one pass: user replay of the call itself (see the .cpp)
+  bool counts_tensor_ = false;  // a metric of the tensor cores' TF32 work is among them
   std::string why_;
   void* host_ = nullptr;     // CUpti_Profiler_Host_Object*
   void* profiler_ = nullptr; // CUpti_RangeProfiler_Object*
