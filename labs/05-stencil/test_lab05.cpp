@@ -1,12 +1,14 @@
 // Lab 05's graders. The cases live here, in one place; the golden models are
 // stencil_golden.hpp; points and thresholds are in grading.json. The sections: correctness (one
-// sweep, many steps, Jacobi), speed, technique, then the cases.
+// sweep, many steps, Jacobi), then the cases; the speed and technique checks are in
+// test_lab05_checks.cpp, the CPU tests in test_lab05_cpu.cpp, what they share in test_lab05.hpp.
 //
 // Every correctness test draws the grid and the heat parameters from its seed (printed; replay
 // with CONVLAB_SEED), puts NaN guard zones around the device buffers (an out-of-bounds read
 // turns an output into NaN, a stray write is reported), poisons every output with NaN, and
 // compares each cell with the double-precision golden model within the rounding-error bound that
 // the golden model carries along (stencil_golden.hpp derives it, for one step and for many).
+#include "test_lab05.hpp"
 #include "lab05.hpp"
 #include "stencil_golden.hpp"
 
@@ -38,10 +40,7 @@
 
 namespace {
 
-using namespace convlab;
-using namespace convlab::lab05;
-using golden::Field;
-using golden::Shape;
+using namespace lab05_tests;
 
 // Guard zones of NaN around the test buffers; none under AddressSanitizer, which then reports
 // the first out-of-bounds access itself, with its line.
@@ -59,44 +58,10 @@ constexpr bool kGuardZones = true;
 
 constexpr std::uint64_t kParamStream = 0x4EA7ull;  // the heat parameters' seed differs from the grid's
 
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { CONVLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s); }
-};
+}  // namespace
 
-// --- cases ---------------------------------------------------------------------------------------
+namespace lab05_tests {
 
-struct Case {
-  int nx = 1, ny = 1, nz = 1;  // nz = 0 marks a 2D case
-  Boundary bc = Boundary::dirichlet;
-  int steps = 1;
-  bool three_d() const { return nz > 0; }
-  // "periodic_33x17x9" or "neumann_100x75_t7"
-  std::string name() const {
-    std::string n = std::string(to_string(bc)) + "_" + std::to_string(nx) + "x" + std::to_string(ny);
-    if (three_d()) n += "x" + std::to_string(nz);
-    if (steps != 1) n += "_t" + std::to_string(steps);
-    return n;
-  }
-  Shape shape(float wall) const {
-    Shape s;
-    s.nx = nx;
-    s.ny = ny;
-    s.nz = three_d() ? nz : 1;
-    s.bc = bc;
-    s.wall = wall;
-    return s;
-  }
-};
-
-// Heat parameters drawn from the seed: different spacings along each axis (so a kernel that
-// mixes up x and y, or y and z, is off), a time step between half and all of the largest stable
-// one; and a wall temperature for Dirichlet.
-struct Params {
-  Coeffs c;
-  float wall = 0;
-};
 Params draw_params(std::uint64_t seed, bool three_d) {
   Rng rng(seed ^ kParamStream);
   HeatParams p;
@@ -112,6 +77,10 @@ Params draw_params(std::uint64_t seed, bool three_d) {
   if (out.wall == 0.0f) out.wall = 0.5f;
   return out;
 }
+
+}  // namespace lab05_tests
+
+namespace {
 
 // --- comparison, with reports that locate the wrong cells ----------------------------------------
 
@@ -139,21 +108,17 @@ std::string region_of(int x, int y, int z, const Shape& s, bool three_d, int til
   return "interior";
 }
 
-struct Report {
-  std::size_t wrong = 0, unwritten = 0, from_shared = 0, on_boundary = 0;
-  bool has_interior = false;  // the grid has cells off its boundary
-  double max_ratio = 0, max_error = 0;
-  std::string text;
-  bool ok() const { return wrong == 0; }
-};
-
 std::uint32_t bits_of(float v) {
   std::uint32_t b;
   std::memcpy(&b, &v, 4);
   return b;
 }
 
-Report compare_field(const std::vector<float>& got, const Field& g, const Shape& s, bool three_d, int tile = 0) {
+}  // namespace
+
+namespace lab05_tests {
+
+Report compare_field(const std::vector<float>& got, const Field& g, const Shape& s, bool three_d, int tile) {
   Report r;
   r.has_interior = s.nx > 2 && s.ny > 2 && (!three_d || s.nz > 2);
   std::map<std::string, std::size_t> by_region;
@@ -206,6 +171,10 @@ Report compare_field(const std::vector<float>& got, const Field& g, const Shape&
   return r;
 }
 
+}  // namespace lab05_tests
+
+namespace {
+
 // Words a student can act on, from what the wrong cells have in common.
 std::string hints(const Report& r, std::size_t cells, Boundary bc, bool one_sweep = true) {
   std::string h;
@@ -233,11 +202,6 @@ std::string hints(const Report& r, std::size_t cells, Boundary bc, bool one_swee
 
 // --- one sweep -------------------------------------------------------------------------------
 
-using Sweep2d = std::function<void(const float*, float*, const Grid2d&, const Coeffs&, cudaStream_t)>;
-using Sweep3d = std::function<void(const float*, float*, const Grid3d&, const Coeffs&, cudaStream_t)>;
-using Steps2d = std::function<float*(float*, float*, const Grid2d&, const Coeffs&, int, cudaStream_t)>;
-using Steps3d = std::function<float*(float*, float*, const Grid3d&, const Coeffs&, int, cudaStream_t)>;
-
 std::size_t guard_for(const Case& c) {
   if (!kGuardZones) return 0;
   // Covers a read one row (2D) or one plane (3D) beyond either end, capped at 16 M elements.
@@ -245,8 +209,16 @@ std::size_t guard_for(const Case& c) {
   return std::min<std::size_t>(reach, std::size_t(16) << 20);
 }
 
+}  // namespace
+
+namespace lab05_tests {
+
 Grid2d grid2d(const Case& c, float wall) { return Grid2d{c.nx, c.ny, c.bc, wall}; }
 Grid3d grid3d(const Case& c, float wall) { return Grid3d{c.nx, c.ny, c.nz, c.bc, wall}; }
+
+}  // namespace lab05_tests
+
+namespace {
 
 std::string describe(const Case& c, const Params& p) {
   char buf[256];
@@ -258,6 +230,10 @@ std::string describe(const Case& c, const Params& p) {
                 c.steps != 1 ? (", " + std::to_string(c.steps) + " steps").c_str() : "");
   return buf;
 }
+
+}  // namespace
+
+namespace lab05_tests {
 
 // Runs a launcher; an error text if it threw, the kernel failed, or the runner saw the result
 // computed anywhere but in kernels on the device (convlab/evidence.hpp). remote::calls() then holds
@@ -283,11 +259,19 @@ std::string run(const std::function<void(cudaStream_t)>& launch, cudaStream_t s)
   return {};
 }
 
+}  // namespace lab05_tests
+
+namespace {
+
 void record_error(const Report& r) {
   auto& rec = current_record();
   rec.max_error = r.max_error;
   if (std::isfinite(r.max_ratio)) rec.max_error_ratio = r.max_ratio;
 }
+
+}  // namespace
+
+namespace lab05_tests {
 
 // One sweep of a 2D or 3D kernel on a poisoned output, against the one-step golden model; true if
 // it is right.
@@ -320,6 +304,10 @@ bool check_sweep(const Case& c, int tile, const Sweep2d& k2, const Sweep3d& k3) 
   return false;
 }
 
+}  // namespace lab05_tests
+
+namespace {
+
 // --- many steps --------------------------------------------------------------------------------
 
 // What a wrong multi-step result resembles: the state after another number of steps.
@@ -342,6 +330,10 @@ std::string step_hints(const std::vector<float>& got, const std::vector<float>& 
   }
   return h;
 }
+
+}  // namespace
+
+namespace lab05_tests {
 
 // `c.steps` sweeps from a random state, against the golden model run as many steps; true if right.
 bool check_steps(const Case& c, const Steps2d& k2, const Steps3d& k3) {
@@ -381,13 +373,11 @@ bool check_steps(const Case& c, const Steps2d& k2, const Steps3d& k3) {
   return false;
 }
 
+}  // namespace lab05_tests
+
 // --- Jacobi ------------------------------------------------------------------------------------
 
-struct JacobiRun {
-  JacobiResult result;
-  std::vector<float> solution;
-  std::string error;
-};
+namespace lab05_tests {
 
 JacobiRun run_jacobi(const std::vector<float>& u0, const std::vector<float>& f, const PoissonProblem& pp) {
   const std::size_t cells = u0.size();
@@ -410,6 +400,10 @@ JacobiRun run_jacobi(const std::vector<float>& u0, const std::vector<float>& f, 
   if (!guards.empty()) out.error = guards;
   return out;
 }
+
+}  // namespace lab05_tests
+
+namespace {
 
 // The residual that poisson_jacobi() reports for `u` (its own final iterate) must be the
 // relative residual of u, within the rounding bound of stencil_golden.hpp's residual().
@@ -518,369 +512,6 @@ void check_jacobi_order() {
         << errors[i] << " at h = 1/" << sizes[i] + 1 << " and " << errors[i + 1] << " at h = 1/" << sizes[i + 1] + 1
         << " give an order of " << order << " (expected 1.8 .. 2.2)";
   }
-}
-
-// --- speed ---------------------------------------------------------------------------------------
-
-baseline::StencilArgs baseline_args(const Case& c, const Params& p, const float* in, float* out, cudaStream_t s) {
-  baseline::StencilArgs a;
-  a.d_in = in;
-  a.d_out = out;
-  a.nx = c.nx;
-  a.ny = c.ny;
-  a.nz = c.three_d() ? c.nz : 1;
-  a.boundary = int(c.bc);
-  a.wall = p.wall;
-  a.c0 = p.c.c0;
-  a.cx = p.c.cx;
-  a.cy = p.c.cy;
-  a.cz = c.three_d() ? p.c.cz : 0.0f;
-  a.stream = s;
-  return a;
-}
-
-// The naive baseline's c.steps sweeps from `a` (a and b swapped after each).
-void baseline_steps(const Case& c, const Params& p, float* a, float* b, cudaStream_t s) {
-  for (int t = 0; t < c.steps; ++t) {
-    if (c.three_d()) baseline::stencil3d_naive(baseline_args(c, p, a, b, s));
-    else baseline::stencil2d_naive(baseline_args(c, p, a, b, s));
-    std::swap(a, b);
-  }
-}
-
-// Times `student` (c.steps sweeps from the initial state in d_u; returns the buffer holding the
-// result) against the grader-owned naive sweep repeated c.steps times, interleaved, after
-// checking the student's result on the timed problem (correctness gates speed). The runner times
-// both (convlab/speed_check.hpp): before every pair it draws a fresh initial state into d_init and
-// copies it into the baseline's first buffer, and after every timed run of the student's it
-// compares the buffer the student returns with the baseline's result, cell by cell.
-void check_speed(const Case& c, const Steps2d& k2, const Steps3d& k3, const GraderSpec& grader,
-                 const std::string& what) {
-  const Params p = draw_params(current_seed(), c.three_d());
-  const Shape s = c.shape(p.wall);
-  // The initial state is drawn on the device (|x| in [2^-8, 1], random sign): no golden model of
-  // the timed grid on the host (issue 29); every timed result is checked against the baseline's.
-  DeviceBuffer<float> d_init(s.cells()), d_u(s.cells()), d_tmp(s.cells()), b_u(s.cells()), b_tmp(s.cells());
-  remote::random_fill(d_init.get(), s.cells(), current_seed());
-  CONVLAB_CUDA_CHECK(cudaMemcpy(b_u.get(), d_init.get(), b_u.bytes(), cudaMemcpyDeviceToDevice));
-  float* result = nullptr;
-  const auto student = [&](cudaStream_t st) {
-    result = c.three_d() ? k3(d_u.get(), d_tmp.get(), grid3d(c, p.wall), p.c, c.steps, st)
-                         : k2(d_u.get(), d_tmp.get(), grid2d(c, p.wall), p.c, c.steps, st);
-  };
-  // Before each student run, outside the timed region: the initial state, a poisoned scratch.
-  const auto prepare = [&](cudaStream_t st) {
-    CONVLAB_CUDA_CHECK(cudaMemcpyAsync(d_u.get(), d_init.get(), d_u.bytes(), cudaMemcpyDeviceToDevice, st));
-    CONVLAB_CUDA_CHECK(cudaMemsetAsync(d_tmp.get(), 0xFF, d_tmp.bytes(), st));
-  };
-  const auto baseline = [&](cudaStream_t st) { baseline_steps(c, p, b_u.get(), b_tmp.get(), st); };
-  Stream stream;
-  prepare(stream.s);
-  if (const std::string err = run(student, stream.s); !err.empty()) {
-    ADD_FAILURE() << "speed not measured: " << err;
-    return;
-  }
-  if (result != d_u.get() && result != d_tmp.get()) {
-    ADD_FAILURE() << "speed not measured, the kernel is wrong on the timed problem: the pointer returned is neither "
-                     "d_u nor d_tmp";
-    return;
-  }
-  DeviceBuffer<float>& baseline_out = c.steps % 2 == 0 ? b_u : b_tmp;  // the baseline swaps after every sweep
-
-  SpeedSetup setup;
-  setup.baseline = baseline;
-  setup.candidate = student;
-  setup.prepare = prepare;
-  setup.stream = stream.s;
-  // A fresh initial state before every pair: drawn into d_init (prepare copies it into d_u for the
-  // student), and copied into b_u, where the baseline starts, before the baseline runs.
-  setup.refresh.address = reinterpret_cast<std::uintptr_t>(d_init.get());
-  setup.refresh.count = s.cells();
-  wire::ProgramOp to_baseline;
-  to_baseline.kind = wire::ProgramOp::Kind::copy;
-  to_baseline.dst = reinterpret_cast<std::uintptr_t>(b_u.get());
-  to_baseline.src = reinterpret_cast<std::uintptr_t>(d_init.get());
-  to_baseline.bytes = b_u.bytes();
-  setup.refresh.copies.push_back(to_baseline);
-  // Every timed run's result against the baseline's for the same state. The student's result is in
-  // the buffer its first run returned (a launcher that returns the other one on a later call fails
-  // the check: that buffer holds the poison or a stale state). Tolerance: each kernel is within the
-  // golden model's per-cell bound of the exact result (stencil_golden.hpp), so the two differ by at
-  // most twice the bound; the bound of every cell is at most largest_bound() of the state's largest
-  // magnitude, 1, and the wall; twice that again is the margin.
-  setup.check = wire::TimedCheck{reinterpret_cast<std::uintptr_t>(result),
-                                 reinterpret_cast<std::uintptr_t>(baseline_out.get()), s.cells(),
-                                 4 * golden::largest_bound(p.c, p.wall, c.three_d(), c.steps, 1.0)};
-  // The least traffic: one read and one write of the grid (temporal blocking may fuse every step).
-  setup.ideal_bytes = 2.0 * double(s.cells()) * sizeof(float);
-  SpeedPolicy policy;
-  policy.threshold = grader.threshold;
-  // CONVLAB_SPEED_REPEAT=N makes N independent decisions (the worst counts).
-  const SpeedVerdict v = convlab::check_speed(setup, policy, what);
-  record_speed(v, grader.threshold);
-  EXPECT_TRUE(v.passed) << v.message;
-  // The same problem made again (fresh buffers, the same parameters), for a count that waits for
-  // the process's last speed test.
-  const ProblemAgain again = [c, k2, k3, p, s, seed = current_seed()](const ProblemUse& use) {
-    DeviceBuffer<float> u(s.cells()), tmp(s.cells()), bu(s.cells()), btmp(s.cells());
-    remote::random_fill(u.get(), s.cells(), seed);
-    CONVLAB_CUDA_CHECK(cudaMemcpy(bu.get(), u.get(), bu.bytes(), cudaMemcpyDeviceToDevice));
-    Stream st;
-    use(
-        [&] {
-          if (c.three_d()) k3(u.get(), tmp.get(), grid3d(c, p.wall), p.c, c.steps, st.s);
-          else k2(u.get(), tmp.get(), grid2d(c, p.wall), p.c, c.steps, st.s);
-        },
-        [&] { baseline_steps(c, p, bu.get(), btmp.get(), st.s); });
-  };
-  // The baseline's loads per output, for that count, on a grid of about 4 M points of the same kind
-  // (its boundary, coefficients and steps): the yardstick of technique.hpp.
-  const Yardstick yardstick = [c, p, seed = current_seed()](const BaselineUse& use) {
-    Case small = c;
-    if (c.three_d()) small.nx = std::min(c.nx, 161), small.ny = std::min(c.ny, 159), small.nz = std::min(c.nz, 163);
-    else small.nx = std::min(c.nx, 2053), small.ny = std::min(c.ny, 2047);
-    const std::size_t cells = std::size_t(small.nx) * small.ny * (small.three_d() ? small.nz : 1);
-    DeviceBuffer<float> bu(cells), btmp(cells);
-    remote::random_fill(bu.get(), cells, seed);
-    Stream st;
-    use([&] { baseline_steps(small, p, bu.get(), btmp.get(), st.s); }, double(cells) * small.steps);
-  };
-  // What ran when the slot was timed must be its technique: one more call of each, counted by the GPU.
-  expect_traffic_vs_baseline(grader.id.substr(grader.id.find('.') + 1), what.substr(0, what.find(" vs ")),
-                             grader.traffic_vs_baseline, grader.traffic_count == "instructions",
-                             double(s.cells()) * c.steps,
-                             [&] {
-                               prepare(stream.s);
-                               student(stream.s);
-                             },
-                             [&] { baseline(stream.s); }, again, yardstick);
-}
-
-// A single-sweep kernel as a one-step "steps" function (for the speed graders).
-Steps3d one_sweep(void (*fn)(const float*, float*, const Grid3d&, const Coeffs&, cudaStream_t)) {
-  return [fn](float* u, float* tmp, const Grid3d& g, const Coeffs& c, int, cudaStream_t s) {
-    fn(u, tmp, g, c, s);
-    return tmp;
-  };
-}
-
-// --- technique ---------------------------------------------------------------------------------
-//
-// What each slot teaches, checked on what the runner saw while the slot's launcher computed one
-// problem right (convlab/technique.hpp): its launches (kernel, grid, block, shared memory) and
-// copies, plus the kernels' compiled code (GPU builds: shared loads and stores, barriers in the PTX)
-// or the loads and stores of each memory space they executed (the CPU backend, which counts memory
-// instructions: a float4 load is one). A failed rule says what it saw; the test says what the lab asks.
-
-constexpr double kPoints2d = 5, kPoints3d = 7;  // stencil points per output, 2D and 3D
-
-// The kernel that did the work: the launch with the most threads.
-const KernelFacts* main_kernel(const TechniqueView& v) {
-  const KernelFacts* best = nullptr;
-  for (const auto& k : v.kernels())
-    if (!best || k.launch.threads_launched() > best->launch.threads_launched()) best = &k;
-  return best;
-}
-
-// The cells of one plane that a block walking up z computes: nx * ny / (grid.x * grid.y) (the
-// in-plane output tile; edge blocks that reach past the grid make this estimate smaller than it).
-double in_plane_tile(const KernelFacts& k, const Case& c) {
-  return double(c.nx) * c.ny / (double(std::max(1u, k.launch.grid[0])) * std::max(1u, k.launch.grid[1]));
-}
-
-// Shared memory as the z-walking designs imply for the launch's block: `planes` planes of its tile,
-// three for the coarsened sweep (previous, current, next; PMPP fig. 8.10), one for register tiling
-// (fig. 8.12; two where it is double-buffered), with the halo: shared_tile() allows 0.5x to 4x.
-TechniqueRule plane_tiles(double planes, const Case& c) {
-  return [planes, c](const TechniqueView& v) -> std::string {
-    const KernelFacts* k = main_kernel(v);
-    if (!k) return "no kernel was launched";
-    return shared_tile(planes * in_plane_tile(*k, c) * sizeof(float))(v);
-  };
-}
-
-// Global loads per output of a z-walking sweep that loads each plane of its tile once: a block loads
-// its in-plane tile with a one-cell halo, (sqrt(P) + 2)^2 cells for a square tile of P, for each of
-// its planes and one below and one above them; 25 % more and a quarter of a load per output of
-// slack (a thin tile, blocks at the grid's edge). The naive sweep makes 7. Counts only.
-TechniqueRule walk_loads(const Case& c) {
-  return [c](const TechniqueView& v) -> std::string {
-    const KernelFacts* k = main_kernel(v);
-    if (!v.counted() || !k) return {};
-    const double plane = in_plane_tile(*k, c), planes = double(c.nz) / std::max(1u, k->launch.grid[2]);
-    const double side = std::sqrt(plane);
-    const double implied = (side + 2) * (side + 2) / plane * (planes + 2) / planes;
-    return global_loads_per_output(1.25 * implied + 0.25)(v);
-  };
-}
-
-// Register tiling: the z neighbours come from registers, so an output reads at most its four
-// in-plane neighbours and itself from shared memory; the coarsened sweep reads all 7 points there.
-// Counts only.
-TechniqueRule z_from_registers() {
-  return [](const TechniqueView& v) -> std::string {
-    if (!v.counted()) return {};
-    const double loads = v.per_output(&wire::KernelLaunch::shared_loads);
-    if (loads <= 5) return {};
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "each output read %.3g values from shared memory (at most 5 with the z neighbours in registers; "
-                  "the coarsened sweep reads all 7 points there)",
-                  loads);
-    return buf;
-  };
-}
-
-// The copies the calls made between device buffers or with the host (memsets aside), and their bytes.
-std::pair<std::size_t, std::uint64_t> copies_of(const TechniqueView& v) {
-  std::size_t n = 0;
-  std::uint64_t bytes = 0;
-  for (const auto& call : v.calls())
-    for (const auto& t : call.evidence.transfers)
-      if (t.kind == wire::Transfer::Kind::on_device || t.kind == wire::Transfer::Kind::to_host ||
-          t.kind == wire::Transfer::Kind::to_device) {
-        ++n;
-        bytes += t.bytes;
-      }
-  return {n, bytes};
-}
-
-// Double buffering: each step reads one buffer and writes the other, then the two pointers swap:
-// no copy between the buffers or through the host, and at most one launch per step (fewer where
-// steps are fused).
-TechniqueRule swapped_buffers(int steps) {
-  return [steps](const TechniqueView& v) -> std::string {
-    std::string out;
-    char buf[256];
-    if (const auto [n, bytes] = copies_of(v); n > 0) {
-      std::snprintf(buf, sizeof buf,
-                    "%zu copies (cudaMemcpy, %.3g MB in all) in %d steps, where swapping the two pointers moves "
-                    "nothing",
-                    n, double(bytes) / 1e6, steps);
-      out = buf;
-    }
-    if (const std::size_t launches = v.kernels().size(); launches > std::size_t(steps)) {
-      std::snprintf(buf, sizeof buf, "%zu kernel launches for %d steps (one sweep a step needs one launch)", launches,
-                    steps);
-      out += (out.empty() ? "" : "; ") + std::string(buf);
-    }
-    return out;
-  };
-}
-
-// Temporal blocking: on average at least two steps per launch, and, counted, fewer global loads
-// and stores per cell and step than one sweep per step makes: that reads and writes every cell at
-// least once each step, 2 accesses per cell-step one element at a time (a sweep with vector
-// accesses makes fewer, but then it needs a launch per step). `outputs` of the view: cells x steps.
-TechniqueRule fused_steps(int steps) {
-  return [steps](const TechniqueView& v) -> std::string {
-    std::string out;
-    char buf[320];
-    if (const std::size_t launches = v.kernels().size(); launches > std::size_t(steps / 2)) {
-      std::snprintf(buf, sizeof buf,
-                    "%zu kernel launches for %d steps: %s (at most %d launches, two or more steps fused in each)",
-                    launches, steps, launches >= std::size_t(steps) ? "one sweep per step" : "too few steps per launch",
-                    steps / 2);
-      out = buf;
-    }
-    if (v.counted()) {
-      const double traffic =
-          v.per_output(&wire::KernelLaunch::global_loads) + v.per_output(&wire::KernelLaunch::global_stores);
-      if (traffic >= 2) {
-        std::snprintf(buf, sizeof buf,
-                      "%.3g global loads and stores per cell and step, no fewer than one sweep per step makes (each "
-                      "step reads and writes every cell: 2), where a fused tile is loaded and stored once for several "
-                      "steps",
-                      traffic);
-        out += (out.empty() ? "" : "; ") + std::string(buf);
-      }
-    }
-    return out;
-  };
-}
-
-// Jacobi's residual reduced on the GPU: the host reads a few bytes per check (the reduced sum,
-// never the field), and kernels besides the sweeps do the reduction.
-constexpr std::uint64_t kResidualReadBytes = 64;
-TechniqueRule gpu_residual(int sweeps) {
-  return [sweeps](const TechniqueView& v) -> std::string {
-    std::string out;
-    char buf[320];
-    std::uint64_t largest = 0, total = 0;
-    std::size_t reads = 0;
-    for (const auto& call : v.calls())
-      for (const auto& t : call.evidence.transfers)
-        if (t.kind == wire::Transfer::Kind::to_host) {
-          largest = std::max<std::uint64_t>(largest, t.bytes);
-          total += t.bytes;
-          ++reads;
-        }
-    if (largest > kResidualReadBytes) {
-      std::snprintf(buf, sizeof buf,
-                    "poisson_jacobi copied up to %llu bytes at once from the device to the host (%zu copies, %.3g KB "
-                    "in all): the host must read only the reduced residual, at most %llu bytes a check",
-                    static_cast<unsigned long long>(largest), reads, double(total) / 1e3,
-                    static_cast<unsigned long long>(kResidualReadBytes));
-      out = buf;
-    }
-    if (const std::size_t launches = v.kernels().size(); launches <= std::size_t(sweeps)) {
-      std::snprintf(buf, sizeof buf,
-                    "%zu kernel launches for %d sweeps: no kernel besides the sweeps reduced the residual", launches,
-                    sweeps);
-      out += (out.empty() ? "" : "; ") + std::string(buf);
-    }
-    return out;
-  };
-}
-
-// A technique test of a sweep slot: the output must be right first (a wrong one says nothing about
-// the design), then `rule` is checked on what the runner saw.
-void check_sweep_technique(const Case& c, int tile, const Sweep2d& k2, const Sweep3d& k3, const std::string& slot,
-                           const std::string& asks, const TechniqueRule& rule) {
-  if (!check_sweep(c, tile, k2, k3)) {
-    ADD_FAILURE() << slot << ": the technique is checked on a correct output; fix correctness first";
-    return;
-  }
-  const double cells = double(c.nx) * c.ny * (c.three_d() ? c.nz : 1);
-  expect_technique(slot, asks, rule, cells, c.three_d() ? kPoints3d : kPoints2d);
-}
-
-// The same for a slot that takes steps; per output means per cell and step.
-void check_steps_technique(const Case& c, const Steps2d& k2, const Steps3d& k3, const std::string& slot,
-                           const std::string& asks, const TechniqueRule& rule) {
-  if (!check_steps(c, k2, k3)) {
-    ADD_FAILURE() << slot << ": the technique is checked on a correct output; fix correctness first";
-    return;
-  }
-  const double cells = double(c.nx) * c.ny * (c.three_d() ? c.nz : 1);
-  expect_technique(slot, asks, rule, cells * c.steps, c.three_d() ? kPoints3d : kPoints2d);
-}
-
-// Jacobi: a fixed number of sweeps on random data, the iterate right against the golden model,
-// then the rule. The grid is small (n = 32: 4 KB), so that a residual computed on the host stays
-// under the correctness graders' allowance for host reads and its copies are this grader's finding.
-void check_jacobi_technique(int n, int sweeps, int check_every, const std::string& asks, const TechniqueRule& rule) {
-  const auto u0 = random_floats(std::size_t(n) * n, current_seed());
-  const auto f = random_floats(std::size_t(n) * n, current_seed() ^ 0xF00Dull);
-  const PoissonProblem p{n, 1.0f / (n + 1), 0.0f, sweeps, check_every};
-  const JacobiRun run = run_jacobi(u0, f, p);
-  bool right = run.error.empty() && run.result.iterations == sweeps;
-  if (!run.error.empty()) ADD_FAILURE() << "poisson_jacobi, n = " << n << ": " << run.error;
-  else if (!right)
-    ADD_FAILURE() << "poisson_jacobi did " << run.result.iterations << " sweeps; with tol = 0 every one of max_iters = "
-                  << sweeps << " sweeps must run";
-  if (right) {
-    Shape s;
-    s.nx = s.ny = n;
-    const Report r = compare_field(run.solution, golden::jacobi(u0, f, n, p.h, sweeps), s, false);
-    if (!r.ok()) ADD_FAILURE() << "Jacobi, " << n << " x " << n << ", " << sweeps << " sweeps:\n" << r.text;
-    right = r.ok();
-  }
-  if (!right) {
-    ADD_FAILURE() << "jacobi: the technique is checked on a correct output; fix correctness first";
-    return;
-  }
-  expect_technique("jacobi", asks, rule, double(n) * n * sweeps, kPoints2d);
 }
 
 // --- the cases -----------------------------------------------------------------------------------
@@ -1042,94 +673,8 @@ void register_lab05(Registry& reg) {
                            gpu_residual(10));
   });
 
-  // The contract refuses bad problems and unstable parameters before touching the GPU.
-  reg.cpu("cpu", "contract", "rejects_bad_problems", [] {
-    const Coeffs c;
-    for (const Grid2d g : {Grid2d{0, 5}, Grid2d{5, 0}, Grid2d{65536, 65536}, Grid2d{1, 8 * kMaxDim + 1}}) {
-      expect_refused([&] { heat2d_naive(nullptr, nullptr, g, c, nullptr); }, "stencil2d");
-      expect_refused([&] { heat2d_tiled(nullptr, nullptr, g, c, nullptr); }, "stencil2d");
-      expect_refused([&] { heat2d_steps(nullptr, nullptr, g, c, 1, nullptr); }, "stencil2d");
-      expect_refused([&] { heat2d_temporal(nullptr, nullptr, g, c, 1, nullptr); }, "stencil2d");
-    }
-    for (const Grid3d g : {Grid3d{0, 5, 5}, Grid3d{5, 5, 0}, Grid3d{2048, 2048, 1024}, Grid3d{1, 1, kMaxDim + 1}}) {
-      expect_refused([&] { stencil3d_naive(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
-      expect_refused([&] { stencil3d_tiled(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
-      expect_refused([&] { stencil3d_coarsened(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
-      expect_refused([&] { stencil3d_register(nullptr, nullptr, g, c, nullptr); }, "stencil3d");
-      expect_refused([&] { stencil3d_steps(nullptr, nullptr, g, c, 1, nullptr); }, "stencil3d");
-    }
-    expect_refused([&] { heat2d_steps(nullptr, nullptr, Grid2d{4, 4}, c, -1, nullptr); }, "steps must be >= 0");
-    expect_refused([&] { stencil3d_steps(nullptr, nullptr, Grid3d{4, 4, 4}, c, -1, nullptr); }, "steps must be >= 0");
-    for (const PoissonProblem p : {PoissonProblem{0, 0.5f, 0, 1, 1}, PoissonProblem{4, 0.0f, 0, 1, 1},
-                                   PoissonProblem{4, 0.2f, -1, 1, 1}, PoissonProblem{4, 0.2f, 0, -1, 1},
-                                   PoissonProblem{4, 0.2f, 0, 1, 0}})
-      expect_refused([&] { poisson_jacobi(nullptr, nullptr, nullptr, p, nullptr); }, "poisson");
-  });
-  reg.cpu("cpu", "contract", "heat_stability_limit", [] {
-    // alpha dt / dx^2 = 1/4 is the 2D limit with equal spacings; just above it is refused.
-    const Coeffs c = heat_coefficients_2d({1.0, 0.25, 1.0, 1.0, 0});
-    EXPECT_EQ(c.c0, 0.0f);
-    EXPECT_EQ(c.cx, 0.25f);
-    EXPECT_EQ(c.cy, 0.25f);
-    expect_refused([] { heat_coefficients_2d({1.0, 0.2501, 1.0, 1.0, 0}); }, "alpha*dt/dx^2 = 0.250100 > 1/4");
-    const Coeffs c3 = heat_coefficients_3d({2.0, 0.01, 0.5, 0.5, 0.5});  // lambda = 0.08 per axis
-    EXPECT_FLOAT_EQ(c3.c0, 1.0f - 6 * 0.08f);
-    EXPECT_FLOAT_EQ(c3.cz, 0.08f);
-    expect_refused([] { heat_coefficients_3d({1.0, 1.0 / 6 + 1e-4, 1.0, 1.0, 1.0}); }, "> 1/6");
-    expect_refused([] { heat_coefficients_2d({1.0, -1.0, 1.0, 1.0, 0}); }, "must all be > 0");
-  });
-  // The golden model against values worked by hand, for each boundary condition.
-  reg.cpu("cpu", "golden", "worked_by_hand", [] {
-    // 3 x 1 grid u = (1, 2, 4), c0 = 0.5, cx = 0.25, cy = 0.125: y neighbours are ghosts.
-    const std::vector<float> u = {1, 2, 4};
-    Coeffs c;
-    c.c0 = 0.5f;
-    c.cx = 0.25f;
-    c.cy = 0.125f;
-    Shape s;
-    s.nx = 3;
-    s.ny = 1;
-    s.wall = 8;
-    s.bc = Boundary::dirichlet;  // ghosts 8: 0.5 u + 0.25 (l + r) + 0.125 * 16
-    EXPECT_EQ(golden::run(u, s, c, false, 1).value, (std::vector<double>{0.5 + 0.25 * 10 + 2, 1 + 0.25 * 5 + 2, 2 + 0.25 * 10 + 2}));
-    s.bc = Boundary::neumann;  // ghosts: the nearest cell
-    EXPECT_EQ(golden::run(u, s, c, false, 1).value,
-              (std::vector<double>{0.5 + 0.25 * 3 + 0.25, 1 + 0.25 * 5 + 0.5, 2 + 0.25 * 6 + 1}));
-    s.bc = Boundary::periodic;  // ghosts wrap
-    EXPECT_EQ(golden::run(u, s, c, false, 1).value,
-              (std::vector<double>{0.5 + 0.25 * 6 + 0.25, 1 + 0.25 * 5 + 0.5, 2 + 0.25 * 3 + 1}));
-    // Two steps are the one-step model applied twice, and the bound grows.
-    s.bc = Boundary::neumann;
-    const Field one = golden::run(u, s, c, false, 1), two = golden::run(u, s, c, false, 2);
-    std::vector<float> u1(one.value.begin(), one.value.end());
-    EXPECT_EQ(golden::run(u1, s, c, false, 1).value, two.value);
-    for (std::size_t k = 0; k < u.size(); ++k) EXPECT_GT(two.bound[k], one.bound[k]);
-  });
-  // The speed tests' tolerance (largest_bound, no field) covers every cell's bound of the golden
-  // field, for each boundary condition, in 2D and 3D, and is less than 50 times the largest of them
-  // (a bound far too large would let wrong results through the timed runs' check).
-  reg.cpu("cpu", "golden", "largest_bound_covers_every_cell", [] {
-    for (const bool three_d : {false, true})
-      for (const Boundary bc : {Boundary::dirichlet, Boundary::neumann, Boundary::periodic}) {
-        const std::uint64_t seed = test_seed(std::string("lab05.cpu.largest_bound.") + (three_d ? "3d." : "2d.") +
-                                             to_string(bc));
-        const Params p = draw_params(seed, three_d);
-        Shape s;
-        s.nx = 13;
-        s.ny = 11;
-        s.nz = three_d ? 7 : 1;
-        s.bc = bc;
-        s.wall = p.wall;
-        const std::vector<float> u0 = random_floats(s.cells(), seed);
-        for (const int steps : {1, 4, 9}) {
-          const Field f = golden::run(u0, s, p.c, three_d, steps);
-          const double most = *std::max_element(f.bound.begin(), f.bound.end());
-          const double bound = golden::largest_bound(p.c, p.wall, three_d, steps, 1.0);
-          EXPECT_GE(bound, most) << "seed " << seed << ", " << steps << " steps";
-          EXPECT_LT(bound, 50 * most) << "seed " << seed << ", " << steps << " steps";
-        }
-      }
-  });
+  // The CPU tests: the contract and the golden model (test_lab05_cpu.cpp).
+  register_lab05_cpu(reg);
 }
 
 }  // namespace
