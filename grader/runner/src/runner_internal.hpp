@@ -70,6 +70,10 @@ private:
   static void settle(const char* what) { check(cudaDeviceSynchronize(), what); }
 
   std::string handle(Op op, wire::Reader& r);
+  void do_hello(wire::Reader& r, wire::Writer& w);
+  void do_memory(Op op, wire::Reader& r, wire::Writer& w);
+  void do_ceilings(wire::Reader& r, wire::Writer& w);
+  void do_counting(wire::Reader& r, wire::Writer& w);
 
   // ---- calls (runner_main.cpp) -----------------------------------------------------------------
 
