@@ -39,7 +39,7 @@ wire::Evidence record_end() {
   wire::Evidence e;
   for (const auto& a : st.args) e.writable_args.push_back(a.writable);
   e.counts_available = convlab_cpu::access_counts_available();
-  e.tensor_counted = true;  // mma_sync's multiply-adds: counted in every build (launch.cpp)
+  e.tensor_counted = true;  // mma_sync's multiply-adds: counted in every build (block_runner.cpp)
   for (const auto& r : convlab_cpu::launch_records()) {
     wire::KernelLaunch k;
     k.name = r.kernel;

@@ -5,7 +5,7 @@
 ///
 /// A warp is 32 consecutive threads of a block, numbered x fastest (lane = linear index % 32);
 /// the last warp of a block may be partial, its lanes only those that exist. `__syncwarp()` is
-/// a barrier in the fiber scheduler (launch.cpp): a thread that reaches it waits until every
+/// a barrier in the fiber scheduler (block_runner.hpp): a thread that reaches it waits until every
 /// lane of its warp that has not returned from the kernel waits at a warp barrier too; lanes
 /// that returned do not count, as on Volta and later. A warp whose lanes wait at `__syncwarp`
 /// while another of its lanes waits at `__syncthreads()` can never go on: the launch fails with
