@@ -129,7 +129,14 @@ public:
   int run();
 
 private:
-  // setup
+  // setup: run()'s steps, in order, then what they call
+  void check_options();
+  void prepare_folders();
+  void take_in_submissions();
+  void announce_run();
+  std::uint64_t hash_course();
+  void queue_submissions(std::uint64_t settings);
+  void grade_queued();
   void resolve_labs();
   void choose_sandbox_user();
   void write_hardware();
