@@ -123,6 +123,8 @@ struct Job {
   std::vector<BuiltLab> labs;
 };
 
+struct LabRun;  // what the steps of Grader::run_lab() share (grade_run.cpp)
+
 class Grader {
 public:
   Grader(const Project& p, GradeOptions o) : project_(p), opt_(std::move(o)) {}
@@ -152,6 +154,9 @@ private:
   // running
   void run_worker(const GpuAssigned& gpu);
   LabResult run_lab(const Job& job, const BuiltLab& b, const std::string& gpu);
+  RunResult list_tests(LabRun& s, const std::string& scratch, double t0);
+  void run_checks(LabRun& s);
+  void run_speed(LabRun& s);
   RunSpec graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const;
   void add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const;
   void choose_runner_sandbox();
