@@ -149,6 +149,9 @@ private:
   GradeRechecker::Settings recheck_settings();
   void build_job(Job& job, int slot);
   BuiltLab build_lab(const Job& job, const Lab& lab, int slot);
+  std::vector<std::string> overlay_files(const Lab& lab, const std::map<std::string, std::string>& files,
+                                         const std::string& src, BuiltLab& b) const;
+  void copy_out(const Job& job, const Lab& lab, const std::string& build, BuiltLab& b);
   std::string check_dependencies(const std::string& build, const std::vector<std::string>& sources, const std::string& slot);
   std::string check_symbols(const Lab& lab, const std::string& build, const std::string& exe, bool link_stage);
   // running
