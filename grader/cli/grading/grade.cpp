@@ -264,7 +264,8 @@ int Grader::compare_expectations() {
   return bad ? 1 : 0;
 }
 
-int Grader::run() {
+// Checks the command's options and the GPUs, before anything is written or built.
+void Grader::check_options() {
   for (const auto& s : opt_.submissions)
     if (!fs::exists(s)) throw Error("submission '" + s + "' does not exist");
   if (opt_.submissions.empty()) throw Error("no submission to grade");
@@ -290,6 +291,10 @@ int Grader::run() {
     opt_.gpus.clear();
     for (const auto& g : gpus_) opt_.gpus.push_back(g.entry);
   }
+}
+
+// Chooses the output, work and build-slot folders, makes them, opens grade.log, copies the calibration.
+void Grader::prepare_folders() {
   opt_.out = fs::absolute(opt_.out).lexically_normal().string();
   work_ = fs::absolute(opt_.work.empty() ? opt_.out + "/work" : opt_.work).lexically_normal().string();
   // A shared slots folder holds a subfolder per course and build configuration: a run with other
@@ -315,19 +320,24 @@ int Grader::run() {
     calibration_copy_ = work_ + "/calibration.json";
     write_file_atomic(calibration_copy_, read_file(opt_.calibration));
   }
-  resolve_labs();
-  {
-    // The submissions as they came (a bulk download, a roster): one per student, checked before
-    // anything is built (intake.hpp).
-    std::optional<Roster> roster;
-    if (!opt_.roster.empty()) roster = read_roster(opt_.roster);
-    std::vector<std::string> notes;
-    intake_ = take_in(opt_.submissions, work_ + "/intake", project_, roster ? &*roster : nullptr, &notes);
-    for (const auto& n : notes) log_->line("intake: " + n);
-    if (intake_.size() != opt_.submissions.size() || roster)
-      log_->line("intake: " + std::to_string(intake_.size()) + " submission(s) from " +
-                 std::to_string(opt_.submissions.size()) + " argument(s)" + (roster ? ", named by the roster " + opt_.roster : ""));
-  }
+}
+
+// Turns the arguments into one submission per student; logs what the intake has to say.
+void Grader::take_in_submissions() {
+  // The submissions as they came (a bulk download, a roster): one per student, checked before
+  // anything is built (intake.hpp).
+  std::optional<Roster> roster;
+  if (!opt_.roster.empty()) roster = read_roster(opt_.roster);
+  std::vector<std::string> notes;
+  intake_ = take_in(opt_.submissions, work_ + "/intake", project_, roster ? &*roster : nullptr, &notes);
+  for (const auto& n : notes) log_->line("intake: " + n);
+  if (intake_.size() != opt_.submissions.size() || roster)
+    log_->line("intake: " + std::to_string(intake_.size()) + " submission(s) from " +
+               std::to_string(opt_.submissions.size()) + " argument(s)" + (roster ? ", named by the roster " + opt_.roster : ""));
+}
+
+// Says in grade.log what this run grades and how; chooses the sandboxes and the judges' key; writes hardware.json.
+void Grader::announce_run() {
   if (opt_.jobs <= 0) opt_.jobs = std::max(1, std::min(4, static_cast<int>(std::thread::hardware_concurrency()) / 2));
   log_->line("convlab grade: " + std::to_string(intake_.size()) + " submission(s), " +
              std::to_string(labs_.size()) + " lab(s), " + std::to_string(opt_.jobs) + " build slot(s), GPU(s) " +
@@ -351,7 +361,10 @@ int Grader::run() {
   log_->line(user_.empty() ? "sandbox: graders run as this user, with limits (no user switch)"
                            : "sandbox: graders run as user '" + user_ + "', with limits");
   write_hardware();
+}
 
+// Lists and hashes the pristine tree; returns the hash of the settings that a resumed result must match.
+std::uint64_t Grader::hash_course() {
   // The pristine tree: the course without reference/, build outputs or the command's fixtures.
   slot_files_ = source_files(project_.root, true);
   for (const auto& f : slot_files_)
@@ -374,9 +387,11 @@ int Grader::run() {
   for (const auto& t : opt_.sanitize) settings = fnv1a(t + "|" + opt_.sanitize_exclude, settings);
   if (!calibration_copy_.empty()) settings = fnv1a(read_file(calibration_copy_), settings);
   settings = hash_files(project_.root, integrity_files_) ^ settings;
+  return settings;
+}
 
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
+// Opens every submission, resumes what an earlier run finished, queues the rest for the builders.
+void Grader::queue_submissions(std::uint64_t settings) {
   // Read every submission; resume what an earlier run finished.
   std::set<std::string> names;
   std::vector<Job> pending;
@@ -428,7 +443,10 @@ int Grader::run() {
   }
   for (auto& j : pending) build_q_.push(std::move(j));
   build_q_.close();
+}
 
+// Builds and runs the queued submissions in the build and GPU workers, with a progress line every 15 quiet seconds.
+void Grader::grade_queued() {
   slots_.clear();
   slots_.resize(opt_.jobs);
   // Progress: the harness builds and the graders take minutes; a line whenever 15 s pass quietly.
@@ -450,6 +468,23 @@ int Grader::run() {
   for (auto& t : runners) t.join();
   finished = true;
   heartbeat.join();
+}
+
+// The whole run, step by step: checks, folders, submissions, builds and graders, outputs.
+int Grader::run() {
+  check_options();
+  prepare_folders();
+  resolve_labs();
+  take_in_submissions();
+  announce_run();
+
+  const std::uint64_t settings = hash_course();
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  queue_submissions(settings);
+
+  grade_queued();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   // The record of the machine says which submissions each GPU graded in this run.

@@ -216,6 +216,46 @@ std::string Grader::check_symbols(const Lab& lab, const std::string& build, cons
   return out;
 }
 
+// Writes the lab's files into the slot: the submitted ones, the starter's for the rest (noted in b); returns their paths.
+std::vector<std::string> Grader::overlay_files(const Lab& lab, const std::map<std::string, std::string>& files,
+                                               const std::string& src, BuiltLab& b) const {
+  // Overlay: only the files the spec allows; the starter's version for those not submitted.
+  std::vector<std::string> sources;
+  for (const auto& f : lab.spec.files) {
+    const std::string dst = src + "/" + lab.starter + "/" + f;
+    const auto sub = files.find(f);
+    const std::string from = sub != files.end() ? sub->second : project_.root + "/" + lab.starter + "/" + f;
+    if (sub == files.end()) b.notes.push_back(f + " was not submitted: the starter's version was used");
+    const std::string content = read_file(from);
+    std::error_code ec;
+    if (!fs::exists(dst, ec) || read_file(dst) != content) write_file_atomic(dst, content);
+    sources.push_back(dst);
+  }
+  return sources;
+}
+
+// Checks the runner for forbidden libraries, then copies the judge, the runner and its facts out of the slot.
+void Grader::copy_out(const Job& job, const Lab& lab, const std::string& build, BuiltLab& b) {
+  // The student's code is linked into the runner only: that is the binary to check.
+  const std::string dir = build + "/" + lab.dir + "/";
+  const std::string bad = check_symbols(lab, build, dir + lab.spec.lab + "_runner", true);
+  if (!bad.empty()) b.failure = "links a forbidden library: " + bad;
+  make_dirs(job.dir + "/" + lab.spec.lab);
+  b.exe = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_graders";
+  b.runner = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_runner";
+  // The judge, its runner, and the runner's compiled-code facts (technique graders; GPU builds).
+  for (const auto& [from, to] : {std::pair{dir + lab.spec.lab + "_graders", b.exe},
+                                 std::pair{dir + lab.spec.lab + "_runner", b.runner},
+                                 std::pair{dir + lab.spec.lab + "_runner.facts.json", b.runner + ".facts.json"}}) {
+    std::error_code ec;
+    if (!fs::exists(from, ec) && starts_with(to, b.runner + ".facts")) continue;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error("cannot copy " + from + ": " + ec.message());
+    fs::permissions(to, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec, ec);
+  }
+}
+
 BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
   BuiltLab b;
   b.lab = &lab;
@@ -230,18 +270,7 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
     return b;
   }
   const double t0 = now_s();
-  // Overlay: only the files the spec allows; the starter's version for those not submitted.
-  std::vector<std::string> sources;
-  for (const auto& f : lab.spec.files) {
-    const std::string dst = src + "/" + lab.starter + "/" + f;
-    const auto sub = it->second.find(f);
-    const std::string from = sub != it->second.end() ? sub->second : project_.root + "/" + lab.starter + "/" + f;
-    if (sub == it->second.end()) b.notes.push_back(f + " was not submitted: the starter's version was used");
-    const std::string content = read_file(from);
-    std::error_code ec;
-    if (!fs::exists(dst, ec) || read_file(dst) != content) write_file_atomic(dst, content);
-    sources.push_back(dst);
-  }
+  const std::vector<std::string> sources = overlay_files(lab, it->second, src, b);
   const double limit = opt_.compile_timeout > 0 ? std::min<double>(opt_.compile_timeout, lab.spec.compile_timeout_s)
                                                 : lab.spec.compile_timeout_s;
   const auto compile = [&](const std::string& target) {
@@ -283,24 +312,7 @@ BuiltLab Grader::build_lab(const Job& job, const Lab& lab, int slot) {
     }
   }
   if (b.failure.empty()) {
-    // The student's code is linked into the runner only: that is the binary to check.
-    const std::string dir = build + "/" + lab.dir + "/";
-    const std::string bad = check_symbols(lab, build, dir + lab.spec.lab + "_runner", true);
-    if (!bad.empty()) b.failure = "links a forbidden library: " + bad;
-    make_dirs(job.dir + "/" + lab.spec.lab);
-    b.exe = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_graders";
-    b.runner = job.dir + "/" + lab.spec.lab + "/" + lab.spec.lab + "_runner";
-    // The judge, its runner, and the runner's compiled-code facts (technique graders; GPU builds).
-    for (const auto& [from, to] : {std::pair{dir + lab.spec.lab + "_graders", b.exe},
-                                   std::pair{dir + lab.spec.lab + "_runner", b.runner},
-                                   std::pair{dir + lab.spec.lab + "_runner.facts.json", b.runner + ".facts.json"}}) {
-      std::error_code ec;
-      if (!fs::exists(from, ec) && starts_with(to, b.runner + ".facts")) continue;
-      fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-      if (ec) throw Error("cannot copy " + from + ": " + ec.message());
-      fs::permissions(to, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec, ec);
-    }
+    copy_out(job, lab, build, b);
   }
   b.build_s = now_s() - t0;
   return b;

@@ -123,13 +123,22 @@ struct Job {
   std::vector<BuiltLab> labs;
 };
 
+struct LabRun;  // what the steps of Grader::run_lab() share (grade_run.cpp)
+
 class Grader {
 public:
   Grader(const Project& p, GradeOptions o) : project_(p), opt_(std::move(o)) {}
   int run();
 
 private:
-  // setup
+  // setup: run()'s steps, in order, then what they call
+  void check_options();
+  void prepare_folders();
+  void take_in_submissions();
+  void announce_run();
+  std::uint64_t hash_course();
+  void queue_submissions(std::uint64_t settings);
+  void grade_queued();
   void resolve_labs();
   void choose_sandbox_user();
   void write_hardware();
@@ -140,11 +149,17 @@ private:
   GradeRechecker::Settings recheck_settings();
   void build_job(Job& job, int slot);
   BuiltLab build_lab(const Job& job, const Lab& lab, int slot);
+  std::vector<std::string> overlay_files(const Lab& lab, const std::map<std::string, std::string>& files,
+                                         const std::string& src, BuiltLab& b) const;
+  void copy_out(const Job& job, const Lab& lab, const std::string& build, BuiltLab& b);
   std::string check_dependencies(const std::string& build, const std::vector<std::string>& sources, const std::string& slot);
   std::string check_symbols(const Lab& lab, const std::string& build, const std::string& exe, bool link_stage);
   // running
   void run_worker(const GpuAssigned& gpu);
   LabResult run_lab(const Job& job, const BuiltLab& b, const std::string& gpu);
+  RunResult list_tests(LabRun& s, const std::string& scratch, double t0);
+  void run_checks(LabRun& s);
+  void run_speed(LabRun& s);
   RunSpec graders_spec(const Job& job, const BuiltLab& b, const std::string& gpu, const std::string& results) const;
   void add_runner_args(std::vector<std::string>& argv, const BuiltLab& b) const;
   void choose_runner_sandbox();

@@ -241,20 +241,33 @@ std::string Grader::run_sanitizer(const Job& job, const BuiltLab& b, const Grade
   return "";
 }
 
-LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& gpu) {
-  const std::string scratch = job.dir + "/" + b.spec.lab;
-  for (const char* d : {"run", "home", "tmp"}) prepare_dir(scratch + "/" + d);
-  const double t0 = now_s();
-  std::map<std::string, GraderRun> runs = unreachable(b.spec);
+// What the steps of run_lab() share: the lab being run, its graders' runs, the tests each lists, the seconds by phase.
+struct LabRun {
+  LabRun(const Job& j, const BuiltLab& bl, const std::string& g, std::map<std::string, GraderRun> r)
+      : job(j), b(bl), gpu(g), runs(std::move(r)) {}
+  const Job& job;
+  const BuiltLab& b;
+  const std::string& gpu;
+  std::map<std::string, GraderRun> runs;
+  std::map<std::string, double> phase;  // LabResult::phase_s
+  std::map<std::string, std::vector<std::string>> tests;  // grader id -> its tests, as the graders list them
+  int batches = 0;
+};
+
+// Lists the graders' tests (the "list" phase) into s.tests; returns the listing process's result.
+RunResult Grader::list_tests(LabRun& s, const std::string& scratch, double t0) {
+  const Job& job = s.job;
+  const BuiltLab& b = s.b;
+  const std::string& gpu = s.gpu;
+  std::map<std::string, double>& phase = s.phase;
+  std::map<std::string, std::vector<std::string>>& tests = s.tests;
   // The tests, as the graders list them.
   RunSpec list = graders_spec(job, b, gpu, scratch + "/tmp");
   list.argv = {b.exe, "--gtest_list_tests"};
   list.limits.timeout_s = 60;
   list.limits.output_kill_bytes = 1 << 20;
   const RunResult lr = run_sandboxed(list);
-  std::map<std::string, double> phase;  // LabResult::phase_s
   phase["list"] = now_s() - t0;
-  std::map<std::string, std::vector<std::string>> tests;
   std::string suite;
   std::istringstream in(lr.output);
   for (std::string line; std::getline(in, line);) {
@@ -263,15 +276,19 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     else if (const GraderSpec* g = b.spec.grader_for_test(suite + trim(line).substr(0, trim(line).find(' '))))
       tests[g->id].push_back(suite + trim(line).substr(0, trim(line).find(' ')));
   }
-  if (!lr.ok()) {
-    for (const auto& g : b.spec.graders)
-      runs[g.id].not_run = "the graders process could not start (" + lr.describe() + "): " + trim(head_lines(lr.output, 3));
-    LabResult res = score_lab(b.spec, runs);
-    res.run_s = now_s() - t0;
-    return res;
-  }
+  return lr;
+}
+
+// Runs the correctness and technique graders in one process, then their rechecks and sanitizers.
+void Grader::run_checks(LabRun& s) {
+  const Job& job = s.job;
+  const BuiltLab& b = s.b;
+  const std::string& gpu = s.gpu;
+  std::map<std::string, GraderRun>& runs = s.runs;
+  std::map<std::string, double>& phase = s.phase;
+  std::map<std::string, std::vector<std::string>>& tests = s.tests;
+  int& batches = s.batches;
   // The correctness and technique graders first, in one process (batch.hpp): they gate speed.
-  int batches = 0;
   std::vector<BatchGrader> checks;
   for (const auto& g : b.spec.graders)
     if (g.kind != "speedup") checks.push_back({g.id, g.kind, tests[g.id]});
@@ -299,6 +316,18 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     phase["sanitizer"] += now_s() - t;
     runs[g.id] = std::move(run);
   }
+}
+
+// Runs the speed graders whose gates passed (or marks them not run); one with a rebuilt runner on its own.
+void Grader::run_speed(LabRun& s) {
+  const Job& job = s.job;
+  const BuiltLab& b = s.b;
+  const std::string& gpu = s.gpu;
+  std::map<std::string, GraderRun>& runs = s.runs;
+  std::map<std::string, double>& phase = s.phase;
+  std::map<std::string, std::vector<std::string>>& tests = s.tests;
+  int& batches = s.batches;
+  double t = 0;
   // Then the speed graders whose gates passed, in one process; one timed with a rebuilt runner
   // (a gate passed only with less optimisation, speed_replay()) in a process of its own.
   std::vector<BatchGrader> timed;
@@ -339,9 +368,27 @@ LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& 
     for (auto& [id, r] : run_graders(job, b, timed, gpu, &batches)) runs[id] = std::move(r.run);
     phase["speed"] += now_s() - t;
   }
+}
+
+LabResult Grader::run_lab(const Job& job, const BuiltLab& b, const std::string& gpu) {
+  const std::string scratch = job.dir + "/" + b.spec.lab;
+  for (const char* d : {"run", "home", "tmp"}) prepare_dir(scratch + "/" + d);
+  const double t0 = now_s();
+  LabRun s(job, b, gpu, unreachable(b.spec));
+  const RunResult lr = list_tests(s, scratch, t0);
+  std::map<std::string, GraderRun>& runs = s.runs;
+  if (!lr.ok()) {
+    for (const auto& g : b.spec.graders)
+      runs[g.id].not_run = "the graders process could not start (" + lr.describe() + "): " + trim(head_lines(lr.output, 3));
+    LabResult res = score_lab(b.spec, runs);
+    res.run_s = now_s() - t0;
+    return res;
+  }
+  run_checks(s);
+  run_speed(s);
   LabResult res = score_lab(b.spec, runs);
   res.run_s = now_s() - t0;
-  res.phase_s = std::move(phase);
+  res.phase_s = std::move(s.phase);
   return res;
 }
 

@@ -183,122 +183,161 @@ double unreachable_points(const LabResult& lab) {
   return points;
 }
 
-LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure) {
-  LabResult lab;
-  lab.lab = spec.lab;
-  lab.title = spec.title;
-  lab.failure = failure;
-  for (const auto& g : spec.graders) {
-    GraderResult r;
-    r.id = g.id;
-    r.kind = g.kind;
-    r.description = g.description;
-    r.max_points = g.points;
-    r.extra_credit = g.extra_credit;
-    r.threshold = g.threshold;
-    const auto it = runs.find(g.id);
-    const GraderRun empty;
-    const GraderRun& run = it == runs.end() ? empty : it->second;
-    r.tests = run.tests;
-    r.tests_total = static_cast<int>(run.tests.size());
-    for (const auto& t : run.tests) {
-      r.tests_passed += t.passed ? 1 : 0;
-      r.ran = r.ran || (t.recorded && !t.skipped);
-    }
-    for (const auto& t : run.tests)
-      if (t.ratio && (!r.ratio || *t.ratio < *r.ratio)) r.ratio = t.ratio;
+namespace {
 
-    if (run.needs_gpu) {
-      r.needs_gpu = true;
-      r.reason = kNeedsGpu;
-      // What the GPU's speed grader refuses whatever the time, the CPU backend sees too (issue 27,
-      // item 5): a slot whose kernels went to another stream earns nothing on a GPU, in these words.
-      const std::string variant = g.id.substr(g.id.find('.') + 1);
-      for (const char* kind : {"correctness.", "technique."}) {
-        const auto other = runs.find(kind + variant);
-        if (other == runs.end() || !r.on_gpu.empty()) continue;
-        for (const auto& t : other->second.tests)
-          if (!t.escaped.empty()) {
-            r.on_gpu = "earns 0 on a GPU: " + t.escaped + " (seen on the CPU backend in " + t.name + ")";
-            r.reason = kNeedsGpu + std::string("; it ") + r.on_gpu;
-            break;
-          }
-      }
-    } else if (!failure.empty()) {
-      r.reason = "no points: " + failure;
-    } else if (!run.not_run.empty()) {
-      r.reason = "not run: " + run.not_run;
-    } else if (run.tests.empty()) {
-      r.reason = "not run: the graders process listed no test of this grader" +
-                 (run.problem.empty() ? std::string() : " (" + run.problem + ")");
-    } else if (!r.ran) {
-      const auto& t = run.tests.front();
-      const std::string why = t.message.empty() ? run.problem : first_line(t.message);
-      r.reason = starts_with(why, "not run") || starts_with(why, "not timed") ? why : "not run: " + why;
-    } else if (g.kind == "correctness" || g.kind == "technique") {
-      r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
-      const std::string variant = g.id.substr(g.id.find('.') + 1);
-      const std::string unjudged = g.kind == "technique" && r.passed ? unjudged_in_slot(variant, runs, run) : "";
-      const std::string off = g.kind == "technique" && r.passed ? off_technique_in_slot(spec, variant, runs) : "";
-      std::string refused;
-      if (g.kind == "technique")
-        for (const auto& t : run.tests)
-          if (refused.empty() && !t.counters_refused.empty()) refused = t.counters_refused;
-      if (!unjudged.empty()) {
-        r.passed = false;
-        r.reason = "the technique test passed on its problem, but " + unjudged;
-      } else if (!off.empty()) {
-        r.passed = false;
-        r.reason = "the technique test passed on its problem, but " + off;
-      } else if (r.passed && !refused.empty()) {
-        r.points = g.points;
-        r.review = true;
-        r.reason = "all " + std::to_string(r.tests_total) + " tests passed on the compiled code's facts, but the "
-                   "amounts were not counted: " + refused + "; flagged for the instructor's review";
-      } else if (r.passed) {
-        r.points = g.points;
-        r.reason = "all " + std::to_string(r.tests_total) + " tests passed";
-      } else if (r.tests_passed == r.tests_total && !run.sanitizer.empty()) {
-        r.reason = "every test passed, but compute-sanitizer found errors: " + first_line(run.sanitizer);
-      } else if (r.tests_passed == r.tests_total) {
-        r.reason = "every test passed, but the graders process " + run.problem;
-      } else {
-        const auto bad = std::find_if(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) { return !t.passed; });
-        r.reason = std::to_string(r.tests_total - r.tests_passed) + " of " + std::to_string(r.tests_total) +
-                   " tests failed; the first: " + bad->name + ": " +
-                   (bad->message.empty() ? std::string("failed") : first_line(bad->message));
-        if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
-        if (run.recheck) apply_compiler_bug_policy(g, *run.recheck, r);
-      }
-    } else {
-      double sum = 0;
-      for (const auto& t : run.tests) sum += speed_test_fraction(g, t);
-      r.points = run.problem.empty() ? g.points * sum / r.tests_total : 0.0;
-      r.passed = r.tests_passed == r.tests_total && r.points >= g.points - 1e-9;
-      char buf[256];
-      if (r.ratio)
-        std::snprintf(buf, sizeof buf, "lowest speed-up %.3gx against a threshold of %.3gx (partial points from %.3gx)",
-                      *r.ratio, g.threshold, g.partial_from);
-      else
-        std::snprintf(buf, sizeof buf, "no speed-up measured (threshold %.3gx)", g.threshold);
-      r.reason = std::string(buf) + "; " + std::to_string(r.tests_passed) + " of " + std::to_string(r.tests_total) +
-                 " tests passed";
-      const auto bad = std::find_if(run.tests.begin(), run.tests.end(),
-                                    [&](const TestOutcome& t) { return !t.passed && speed_test_fraction(g, t) == 0; });
-      if (bad != run.tests.end())
-        r.reason += "; " + bad->name + ": " + (bad->message.empty() ? std::string("failed") : first_line(bad->message));
-      if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
-    }
-    if (!run.note.empty()) r.reason += " (" + run.note + ")";
-    if (!run.infrastructure.empty()) {
-      r.reason += " (" + run.infrastructure + ")";
-      r.review = true;
-      r.infrastructure = run.infrastructure;
-    }
-    r.recheck = run.recheck;
-    lab.graders.push_back(std::move(r));
+// What scoring one grader looks at: its lab, its spec, every grader's run, and its own.
+struct GraderScoring {
+  const LabSpec& spec;
+  const GraderSpec& g;
+  const std::map<std::string, GraderRun>& runs;
+  const GraderRun& run;
+};
+
+// A grader's result before it is scored: its spec, its tests, whether any ran, the lowest speed-up.
+GraderResult grader_result(const GraderSpec& g, const GraderRun& run) {
+  GraderResult r;
+  r.id = g.id;
+  r.kind = g.kind;
+  r.description = g.description;
+  r.max_points = g.points;
+  r.extra_credit = g.extra_credit;
+  r.threshold = g.threshold;
+  r.tests = run.tests;
+  r.tests_total = static_cast<int>(run.tests.size());
+  for (const auto& t : run.tests) {
+    r.tests_passed += t.passed ? 1 : 0;
+    r.ran = r.ran || (t.recorded && !t.skipped);
   }
-  // Correctness and technique gate speed, whatever the speed graders measured.
+  for (const auto& t : run.tests)
+    if (t.ratio && (!r.ratio || *t.ratio < *r.ratio)) r.ratio = t.ratio;
+  return r;
+}
+
+// A grader that needs a GPU: why it is not run here, and what would earn it 0 on a GPU.
+void explain_needs_gpu(const GraderScoring& s, GraderResult& r) {
+  const GraderSpec& g = s.g;
+  const auto& runs = s.runs;
+  r.needs_gpu = true;
+  r.reason = kNeedsGpu;
+  // What the GPU's speed grader refuses whatever the time, the CPU backend sees too (issue 27,
+  // item 5): a slot whose kernels went to another stream earns nothing on a GPU, in these words.
+  const std::string variant = g.id.substr(g.id.find('.') + 1);
+  for (const char* kind : {"correctness.", "technique."}) {
+    const auto other = runs.find(kind + variant);
+    if (other == runs.end() || !r.on_gpu.empty()) continue;
+    for (const auto& t : other->second.tests)
+      if (!t.escaped.empty()) {
+        r.on_gpu = "earns 0 on a GPU: " + t.escaped + " (seen on the CPU backend in " + t.name + ")";
+        r.reason = kNeedsGpu + std::string("; it ") + r.on_gpu;
+        break;
+      }
+  }
+}
+
+// A correctness or technique grader whose tests ran: full points when all pass, else the first failure.
+void score_correctness(const GraderScoring& s, GraderResult& r) {
+  const LabSpec& spec = s.spec;
+  const GraderSpec& g = s.g;
+  const auto& runs = s.runs;
+  const GraderRun& run = s.run;
+  r.passed = r.tests_passed == r.tests_total && run.sanitizer.empty() && run.problem.empty();
+  const std::string variant = g.id.substr(g.id.find('.') + 1);
+  const std::string unjudged = g.kind == "technique" && r.passed ? unjudged_in_slot(variant, runs, run) : "";
+  const std::string off = g.kind == "technique" && r.passed ? off_technique_in_slot(spec, variant, runs) : "";
+  std::string refused;
+  if (g.kind == "technique")
+    for (const auto& t : run.tests)
+      if (refused.empty() && !t.counters_refused.empty()) refused = t.counters_refused;
+  if (!unjudged.empty()) {
+    r.passed = false;
+    r.reason = "the technique test passed on its problem, but " + unjudged;
+  } else if (!off.empty()) {
+    r.passed = false;
+    r.reason = "the technique test passed on its problem, but " + off;
+  } else if (r.passed && !refused.empty()) {
+    r.points = g.points;
+    r.review = true;
+    r.reason = "all " + std::to_string(r.tests_total) + " tests passed on the compiled code's facts, but the "
+               "amounts were not counted: " + refused + "; flagged for the instructor's review";
+  } else if (r.passed) {
+    r.points = g.points;
+    r.reason = "all " + std::to_string(r.tests_total) + " tests passed";
+  } else if (r.tests_passed == r.tests_total && !run.sanitizer.empty()) {
+    r.reason = "every test passed, but compute-sanitizer found errors: " + first_line(run.sanitizer);
+  } else if (r.tests_passed == r.tests_total) {
+    r.reason = "every test passed, but the graders process " + run.problem;
+  } else {
+    const auto bad = std::find_if(run.tests.begin(), run.tests.end(), [](const TestOutcome& t) { return !t.passed; });
+    r.reason = std::to_string(r.tests_total - r.tests_passed) + " of " + std::to_string(r.tests_total) +
+               " tests failed; the first: " + bad->name + ": " +
+               (bad->message.empty() ? std::string("failed") : first_line(bad->message));
+    if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
+    if (run.recheck) apply_compiler_bug_policy(g, *run.recheck, r);
+  }
+}
+
+// A speed grader whose tests ran: points from each test's speed-up against the threshold.
+void score_speed(const GraderScoring& s, GraderResult& r) {
+  const GraderSpec& g = s.g;
+  const GraderRun& run = s.run;
+  double sum = 0;
+  for (const auto& t : run.tests) sum += speed_test_fraction(g, t);
+  r.points = run.problem.empty() ? g.points * sum / r.tests_total : 0.0;
+  r.passed = r.tests_passed == r.tests_total && r.points >= g.points - 1e-9;
+  char buf[256];
+  if (r.ratio)
+    std::snprintf(buf, sizeof buf, "lowest speed-up %.3gx against a threshold of %.3gx (partial points from %.3gx)",
+                  *r.ratio, g.threshold, g.partial_from);
+  else
+    std::snprintf(buf, sizeof buf, "no speed-up measured (threshold %.3gx)", g.threshold);
+  r.reason = std::string(buf) + "; " + std::to_string(r.tests_passed) + " of " + std::to_string(r.tests_total) +
+             " tests passed";
+  const auto bad = std::find_if(run.tests.begin(), run.tests.end(),
+                                [&](const TestOutcome& t) { return !t.passed && speed_test_fraction(g, t) == 0; });
+  if (bad != run.tests.end())
+    r.reason += "; " + bad->name + ": " + (bad->message.empty() ? std::string("failed") : first_line(bad->message));
+  if (!run.problem.empty()) r.reason += " (the graders process " + run.problem + ")";
+}
+
+// One grader of the lab, scored: its points and the reason for them, in the gradebook's words.
+GraderResult score_grader(const LabSpec& spec, const GraderSpec& g, const std::map<std::string, GraderRun>& runs,
+                          const std::string& failure) {
+  const auto it = runs.find(g.id);
+  const GraderRun empty;
+  const GraderRun& run = it == runs.end() ? empty : it->second;
+  GraderResult r = grader_result(g, run);
+  const GraderScoring s{spec, g, runs, run};
+
+  if (run.needs_gpu) {
+    explain_needs_gpu(s, r);
+  } else if (!failure.empty()) {
+    r.reason = "no points: " + failure;
+  } else if (!run.not_run.empty()) {
+    r.reason = "not run: " + run.not_run;
+  } else if (run.tests.empty()) {
+    r.reason = "not run: the graders process listed no test of this grader" +
+               (run.problem.empty() ? std::string() : " (" + run.problem + ")");
+  } else if (!r.ran) {
+    const auto& t = run.tests.front();
+    const std::string why = t.message.empty() ? run.problem : first_line(t.message);
+    r.reason = starts_with(why, "not run") || starts_with(why, "not timed") ? why : "not run: " + why;
+  } else if (g.kind == "correctness" || g.kind == "technique") {
+    score_correctness(s, r);
+  } else {
+    score_speed(s, r);
+  }
+  if (!run.note.empty()) r.reason += " (" + run.note + ")";
+  if (!run.infrastructure.empty()) {
+    r.reason += " (" + run.infrastructure + ")";
+    r.review = true;
+    r.infrastructure = run.infrastructure;
+  }
+  r.recheck = run.recheck;
+  return r;
+}
+
+// Correctness and technique gate speed: a speed grader whose gate did not pass earns nothing.
+void apply_gates(const LabSpec& spec, const std::string& failure, LabResult& lab) {
   for (std::size_t i = 0; i < spec.graders.size(); ++i) {
     const GraderSpec& g = spec.graders[i];
     GraderResult& r = lab.graders[i];
@@ -316,6 +355,18 @@ LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>&
       }
     }
   }
+}
+
+}  // namespace
+
+LabResult score_lab(const LabSpec& spec, const std::map<std::string, GraderRun>& runs, const std::string& failure) {
+  LabResult lab;
+  lab.lab = spec.lab;
+  lab.title = spec.title;
+  lab.failure = failure;
+  for (const auto& g : spec.graders) lab.graders.push_back(score_grader(spec, g, runs, failure));
+  // Correctness and technique gate speed, whatever the speed graders measured.
+  apply_gates(spec, failure, lab);
   for (std::size_t i = 0; i < spec.graders.size(); ++i) {
     lab.score += lab.graders[i].points;
     if (!spec.graders[i].extra_credit) lab.max_score += spec.graders[i].points;
