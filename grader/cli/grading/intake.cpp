@@ -221,77 +221,81 @@ std::vector<Intake> read_intake_list(const std::string& path) {
   return out;
 }
 
-std::vector<Intake> take_in(const std::vector<std::string>& args, const std::string& scratch, const Project& project,
-                            const Roster* roster, std::vector<std::string>* notes) {
+namespace {
+
+// What take_in() gathers over its arguments: the submissions, and what it refuses or leaves out.
+struct Taking {
   std::vector<Intake> out;
   std::vector<std::string> not_submissions, left_out;
   std::error_code ec;
-  const auto one = [&](const fs::path& p, const std::string& source) {
+
+  // One student's submission at p, named after it, said to come from source.
+  void one(const fs::path& p, const std::string& source) {
     Intake i;
     i.path = p.string();
     i.name = student_name(p.string());
     i.source = source;
     out.push_back(i);
-  };
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const fs::path arg = fs::absolute(args[k], ec);
-    if (!fs::exists(arg, ec)) throw Error("submission '" + args[k] + "' does not exist");
-    if (is_intake_list(arg.string())) {  // a --slurm task's share, taken in already
-      if (roster)
-        throw Error("the intake list " + args[k] + " names its students itself: it is not read with --roster");
-      const auto listed = read_intake_list(arg.string());
-      out.insert(out.end(), listed.begin(), listed.end());
-      continue;
-    }
-    fs::path bulk;  // the folder of a bulk download
-    if (fs::is_directory(arg, ec)) {
-      if (is_one_submission(arg.string(), project)) {
-        one(arg, args[k]);
-        continue;
-      }
-      bulk = arg;
-    } else {
-      std::string what;
-      if (sniff_archive(arg.string(), &what) == ArchiveFormat::none) {
-        // Named as an archive, it is a student's that did not arrive whole: graded 0, with the reason.
-        const std::string name = arg.filename().string();
-        if (has_archive_extension(name)) one(arg, args[k]);
-        else if (lower(fs::path(name).extension().string()) == ".csv") not_submissions.push_back(args[k] + " is a CSV file (a roster is given with --roster FILE)");
-        else not_submissions.push_back(args[k] + " is " + what);
-        continue;
-      }
-      // Unpacked once here to see what it holds; a student's own archive is then read as usual.
-      const fs::path into = fs::path(scratch) / (std::to_string(k) + "-" + safe_name(arg.filename().string()));
-      fs::remove_all(into, ec);
-      const std::string why = unpack_archive(arg.string(), into.string(), kBulkLimits);
-      if (!why.empty() || is_one_submission(into.string(), project)) {
-        fs::remove_all(into, ec);  // open_submission() unpacks it again, into the student's own folder
-        one(arg, args[k]);         // a failure is the student's, said in their feedback
-        continue;
-      }
-      bulk = into;
-    }
-    const std::string label = fs::path(args[k]).filename().string() + ": ";
-    const auto entries = bulk_entries(bulk, &left_out, label);
-    if (entries.empty()) {
-      one(arg, args[k]);  // nothing in it looks like a submission: graded 0, with open_submission()'s reason
-      continue;
-    }
-    for (const auto& e : entries) one(e, label + e.filename().string());
   }
-  if (!not_submissions.empty())
-    throw Error("not a submission: " + list(not_submissions) +
-                ". convlab grades folders, git repositories, .zip archives and tarballs (.tar, .tar.gz, .tgz, "
-                ".tar.bz2, .tar.xz, .tar.zst), and LMS bulk downloads of those (one folder or archive per student)");
-  if (!left_out.empty())
-    notes->push_back("left out of the bulk download(s), not a folder or an archive: " + list(left_out));
-  if (!roster) return out;
+};
 
+// Takes in args[k]: an intake list, one submission, or a bulk download (a folder or an archive).
+void take_in_arg(const std::vector<std::string>& args, std::size_t k, const std::string& scratch, const Project& project,
+                 const Roster* roster, Taking& t) {
+  auto& ec = t.ec;
+  const fs::path arg = fs::absolute(args[k], ec);
+  if (!fs::exists(arg, ec)) throw Error("submission '" + args[k] + "' does not exist");
+  if (is_intake_list(arg.string())) {  // a --slurm task's share, taken in already
+    if (roster)
+      throw Error("the intake list " + args[k] + " names its students itself: it is not read with --roster");
+    const auto listed = read_intake_list(arg.string());
+    t.out.insert(t.out.end(), listed.begin(), listed.end());
+    return;
+  }
+  fs::path bulk;  // the folder of a bulk download
+  if (fs::is_directory(arg, ec)) {
+    if (is_one_submission(arg.string(), project)) {
+      t.one(arg, args[k]);
+      return;
+    }
+    bulk = arg;
+  } else {
+    std::string what;
+    if (sniff_archive(arg.string(), &what) == ArchiveFormat::none) {
+      // Named as an archive, it is a student's that did not arrive whole: graded 0, with the reason.
+      const std::string name = arg.filename().string();
+      if (has_archive_extension(name)) t.one(arg, args[k]);
+      else if (lower(fs::path(name).extension().string()) == ".csv") t.not_submissions.push_back(args[k] + " is a CSV file (a roster is given with --roster FILE)");
+      else t.not_submissions.push_back(args[k] + " is " + what);
+      return;
+    }
+    // Unpacked once here to see what it holds; a student's own archive is then read as usual.
+    const fs::path into = fs::path(scratch) / (std::to_string(k) + "-" + safe_name(arg.filename().string()));
+    fs::remove_all(into, ec);
+    const std::string why = unpack_archive(arg.string(), into.string(), kBulkLimits);
+    if (!why.empty() || is_one_submission(into.string(), project)) {
+      fs::remove_all(into, ec);  // open_submission() unpacks it again, into the student's own folder
+      t.one(arg, args[k]);       // a failure is the student's, said in their feedback
+      return;
+    }
+    bulk = into;
+  }
+  const std::string label = fs::path(args[k]).filename().string() + ": ";
+  const auto entries = bulk_entries(bulk, &t.left_out, label);
+  if (entries.empty()) {
+    t.one(arg, args[k]);  // nothing in it looks like a submission: graded 0, with open_submission()'s reason
+    return;
+  }
+  for (const auto& e : entries) t.one(e, label + e.filename().string());
+}
+
+// Names each submission after its student of the roster (refusing what does not match), and notes who sent none.
+void match_roster(std::vector<Intake>& out, const Roster& roster, std::vector<std::string>* notes) {
   // Every submission is one student's of the roster, and no student has two.
   std::vector<std::string> unknown, ambiguous, twice;
   std::map<std::string, std::vector<std::string>> by_id;
   for (auto& i : out) {
-    const auto m = roster->matches(fs::path(i.path).filename().string());
+    const auto m = roster.matches(fs::path(i.path).filename().string());
     if (m.empty()) {
       unknown.push_back(i.source);
       continue;
@@ -317,14 +321,30 @@ std::vector<Intake> take_in(const std::vector<std::string>& args, const std::str
     bad += "\n  more than one student of the roster for: " + list(ambiguous) + "\n    (rename them so one id stands in each name)";
   if (!twice.empty())
     bad += "\n  two submissions of one student: " + list(twice) + "\n    (keep one of each)";
-  if (!bad.empty()) throw Error("the roster " + roster->path + " does not match the submissions:" + bad);
+  if (!bad.empty()) throw Error("the roster " + roster.path + " does not match the submissions:" + bad);
   std::vector<std::string> absent;
-  for (const auto& r : roster->rows)
+  for (const auto& r : roster.rows)
     if (!by_id.count(r.id)) absent.push_back(r.id + (r.name.empty() ? "" : " (" + r.name + ")"));
   if (!absent.empty())
     notes->push_back("no submission from " + std::to_string(absent.size()) + " student(s) of the roster: " + list(absent, 20) +
                      " (they have no row in the gradebook)");
-  return out;
+}
+
+}  // namespace
+
+std::vector<Intake> take_in(const std::vector<std::string>& args, const std::string& scratch, const Project& project,
+                            const Roster* roster, std::vector<std::string>* notes) {
+  Taking t;
+  for (std::size_t k = 0; k < args.size(); ++k) take_in_arg(args, k, scratch, project, roster, t);
+  if (!t.not_submissions.empty())
+    throw Error("not a submission: " + list(t.not_submissions) +
+                ". convlab grades folders, git repositories, .zip archives and tarballs (.tar, .tar.gz, .tgz, "
+                ".tar.bz2, .tar.xz, .tar.zst), and LMS bulk downloads of those (one folder or archive per student)");
+  if (!t.left_out.empty())
+    notes->push_back("left out of the bulk download(s), not a folder or an archive: " + list(t.left_out));
+  if (!roster) return std::move(t.out);
+  match_roster(t.out, *roster, notes);
+  return std::move(t.out);
 }
 
 }  // namespace convlab::cli

@@ -266,6 +266,129 @@ GraderRun run_judge(const JudgeRun& j) {
   return run;
 }
 
+namespace {
+
+// What convlab check's rechecks share: the project, the lab, the build that failed and the CPU backend's.
+struct CheckRecheck {
+  const Project& p;
+  const Lab& lab;
+  const std::string& build;
+  const std::string& preset;
+  std::string judge;      // the failed build's graders
+  std::string cpu_build;  // the CPU backend's build, if have_cpu
+  bool have_cpu = false;
+};
+
+// The steps of one grader's recheck: builds with less optimisation, runs of its tests, the CPU backend's verdict.
+RecheckSteps check_steps(const CheckRecheck& k, const GraderSpec& g, const std::vector<std::string>& names) {
+  const Project& p = k.p;
+  const Lab& lab = k.lab;
+  const std::string& build = k.build;
+  const std::string& preset = k.preset;
+  const std::string& judge = k.judge;
+  const std::string& cpu_build = k.cpu_build;
+  RecheckSteps steps;
+  steps.build = [&](const DeviceOpt& level, std::string* why) -> std::string {
+    if (level.name.empty()) return build + "/" + lab.dir + "/" + lab.spec.lab + "_runner";
+    const std::string dir = build + "-recheck-" + level.name;
+    if (cache_value(dir, "CONVLAB_DEVICE_OPT") != level.name) {
+      RunSpec s;
+      // The student's preset (default for a build named by folder), on the GPU as the build that failed.
+      s.argv = {"cmake", "--preset", preset.empty() ? std::string("default") : preset, "-B", dir,
+                "-DCONVLAB_BACKEND=cuda", "-DCONVLAB_DEVICE_OPT=" + level.name, "-DCONVLAB_BENCHMARKS=OFF"};
+      if (const std::string arch = cache_value(build, "CMAKE_CUDA_ARCHITECTURES"); !arch.empty())
+        s.argv.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + arch);  // the same code as the build that failed
+      s.cwd = p.root;
+      const RunResult r = check_step("configuring " + dir + " (CONVLAB_DEVICE_OPT=" + level.name + ")", s);
+      if (!r.ok()) {
+        *why = "cannot configure " + dir + ": " + trim(head_lines(r.output, 20));
+        return "";
+      }
+    }
+    RunSpec s;
+    s.argv = {"cmake", "--build", dir, "--target", lab.spec.lab + "_runner"};
+    s.cwd = p.root;
+    const RunResult r = check_step("building your kernels with " + level.flags, s);
+    if (!r.ok()) {
+      *why = "the build failed: " + trim(r.output.substr(r.output.size() > 1500 ? r.output.size() - 1500 : 0));
+      return "";
+    }
+    return dir + "/" + lab.dir + "/" + lab.spec.lab + "_runner";
+  };
+  steps.run = [&](const Replay& replay) {
+    JudgeRun j;
+    j.judge = replay.judge.empty() ? judge : replay.judge;
+    j.runner = replay.runner;
+    j.filter = lab.spec.lab + "." + g.id + ".*";
+    j.tests = names;
+    j.results = build + "/results/" + replay.tag;  // not read by convlab status
+    j.seed = replay.seed;
+    j.idle_timeout_s = lab.spec.test_timeout_s;
+    const GraderRun r = run_judge(j);
+    std::string what = "as built, again";
+    for (const auto& level : lowered_levels())
+      if (replay.tag == "recheck-" + level.name) what = "with " + level.flags;
+    std::cout << "  " << what << ": " << tests_summary(r) << std::endl;
+    return r;
+  };
+  if (k.have_cpu)
+    steps.cpu = [&](std::uint64_t seed) -> std::string {
+      RunSpec s;
+      s.argv = {"cmake", "--build", cpu_build, "--target", lab.spec.lab + "_graders"};
+      s.cwd = p.root;
+      const RunResult r = check_step("building the CPU backend's graders (" + cpu_build + ")", s);
+      if (!r.ok()) return "not run (its build failed)";
+      JudgeRun j;
+      j.judge = cpu_build + "/" + lab.dir + "/" + lab.spec.lab + "_graders";
+      j.filter = lab.spec.lab + "." + g.id + ".*";
+      j.tests = names;
+      j.results = cpu_build + "/results/recheck-cpu";
+      j.seed = seed;
+      j.idle_timeout_s = lab.spec.test_timeout_s * 4.0;  // the CPU is slower
+      return tests_summary(run_judge(j));
+    };
+  return steps;
+}
+
+// Rechecks grader g, whose tests failed in run, and says what was found.
+CompilerRecheck recheck_in_check(const CheckRecheck& k, const GraderSpec& g, const GraderRun& run) {
+  const Project& p = k.p;
+  const Lab& lab = k.lab;
+  std::vector<std::string> names;
+  for (const auto& t : run.tests) names.push_back(t.name);
+  std::cout << "\nLooking again at " << g.id << " (" << tests_summary(run)
+            << "): is it the kernel, or the compiler? The same inputs, with less compiler optimisation."
+            << std::endl;
+  const RecheckSteps steps = check_steps(k, g, names);
+  std::string policy;
+  try {
+    policy = resolve_policy("", lab.spec);
+  } catch (const Error&) {
+    policy = "review";
+  }
+  std::vector<std::string> sources, notes;
+  for (const auto& f : lab.spec.files) {
+    std::error_code ec;
+    const std::string path = p.root + "/" + lab.starter + "/" + f;
+    if (fs::exists(path, ec)) sources.push_back(read_file(path));
+  }
+  const auto levels = lowered_levels_for(cache_value(k.build, "CONVLAB_DEVICE_OPT"), sources, &notes);
+  CompilerRecheck c = recheck_grader(run, levels, policy, steps);
+  c.tried.insert(c.tried.end(), notes.begin(), notes.end());
+  std::cout << "\n"
+            << (c.compiler_bug() ? "A COMPILER BUG, IT SEEMS: "
+                : c.inconclusive ? "COULD NOT TELL: "
+                                 : "NOT THE COMPILER: ")
+            << g.id << "\n";
+  std::istringstream lines(recheck_message(c, g.id, false));
+  for (std::string line; std::getline(lines, line);) std::cout << "  " << line << "\n";
+  if (!k.have_cpu && c.compiler_bug())
+    std::cout << "  (configure the CPU backend once, cmake --preset cpu, and convlab check shows its verdict too)\n";
+  return c;
+}
+
+}  // namespace
+
 std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, const Lab& lab, const std::string& build,
                                                            const std::string& preset,
                                                            const std::map<std::string, TestOutcome>& records) {
@@ -275,101 +398,11 @@ std::map<std::string, CompilerRecheck> recheck_after_check(const Project& p, con
     if (const GraderSpec* g = lab.spec.grader_for_test(name)) runs[g->id].tests.push_back(t);
   // The CPU backend has no device optimisation to lower.
   if (backend_of(build) == "cpu") return out;
-  const std::string judge = build + "/" + lab.dir + "/" + lab.spec.lab + "_graders";
-  const std::string cpu_build = p.root + "/build/cpu";
-  const bool have_cpu = fs::absolute(cpu_build) != fs::absolute(build) && backend_of(cpu_build) == "cpu";
+  CheckRecheck k{p, lab, build, preset, build + "/" + lab.dir + "/" + lab.spec.lab + "_graders", p.root + "/build/cpu", false};
+  k.have_cpu = fs::absolute(k.cpu_build) != fs::absolute(build) && backend_of(k.cpu_build) == "cpu";
   for (const auto& g : lab.spec.graders) {
     if (!wants_recheck(g, runs[g.id])) continue;
-    std::vector<std::string> names;
-    for (const auto& t : runs[g.id].tests) names.push_back(t.name);
-    std::cout << "\nLooking again at " << g.id << " (" << tests_summary(runs[g.id])
-              << "): is it the kernel, or the compiler? The same inputs, with less compiler optimisation."
-              << std::endl;
-    RecheckSteps steps;
-    steps.build = [&](const DeviceOpt& level, std::string* why) -> std::string {
-      if (level.name.empty()) return build + "/" + lab.dir + "/" + lab.spec.lab + "_runner";
-      const std::string dir = build + "-recheck-" + level.name;
-      if (cache_value(dir, "CONVLAB_DEVICE_OPT") != level.name) {
-        RunSpec s;
-        // The student's preset (default for a build named by folder), on the GPU as the build that failed.
-        s.argv = {"cmake", "--preset", preset.empty() ? std::string("default") : preset, "-B", dir,
-                  "-DCONVLAB_BACKEND=cuda", "-DCONVLAB_DEVICE_OPT=" + level.name, "-DCONVLAB_BENCHMARKS=OFF"};
-        if (const std::string arch = cache_value(build, "CMAKE_CUDA_ARCHITECTURES"); !arch.empty())
-          s.argv.push_back("-DCMAKE_CUDA_ARCHITECTURES=" + arch);  // the same code as the build that failed
-        s.cwd = p.root;
-        const RunResult r = check_step("configuring " + dir + " (CONVLAB_DEVICE_OPT=" + level.name + ")", s);
-        if (!r.ok()) {
-          *why = "cannot configure " + dir + ": " + trim(head_lines(r.output, 20));
-          return "";
-        }
-      }
-      RunSpec s;
-      s.argv = {"cmake", "--build", dir, "--target", lab.spec.lab + "_runner"};
-      s.cwd = p.root;
-      const RunResult r = check_step("building your kernels with " + level.flags, s);
-      if (!r.ok()) {
-        *why = "the build failed: " + trim(r.output.substr(r.output.size() > 1500 ? r.output.size() - 1500 : 0));
-        return "";
-      }
-      return dir + "/" + lab.dir + "/" + lab.spec.lab + "_runner";
-    };
-    steps.run = [&](const Replay& replay) {
-      JudgeRun j;
-      j.judge = replay.judge.empty() ? judge : replay.judge;
-      j.runner = replay.runner;
-      j.filter = lab.spec.lab + "." + g.id + ".*";
-      j.tests = names;
-      j.results = build + "/results/" + replay.tag;  // not read by convlab status
-      j.seed = replay.seed;
-      j.idle_timeout_s = lab.spec.test_timeout_s;
-      const GraderRun r = run_judge(j);
-      std::string what = "as built, again";
-      for (const auto& level : lowered_levels())
-        if (replay.tag == "recheck-" + level.name) what = "with " + level.flags;
-      std::cout << "  " << what << ": " << tests_summary(r) << std::endl;
-      return r;
-    };
-    if (have_cpu)
-      steps.cpu = [&](std::uint64_t seed) -> std::string {
-        RunSpec s;
-        s.argv = {"cmake", "--build", cpu_build, "--target", lab.spec.lab + "_graders"};
-        s.cwd = p.root;
-        const RunResult r = check_step("building the CPU backend's graders (" + cpu_build + ")", s);
-        if (!r.ok()) return "not run (its build failed)";
-        JudgeRun j;
-        j.judge = cpu_build + "/" + lab.dir + "/" + lab.spec.lab + "_graders";
-        j.filter = lab.spec.lab + "." + g.id + ".*";
-        j.tests = names;
-        j.results = cpu_build + "/results/recheck-cpu";
-        j.seed = seed;
-        j.idle_timeout_s = lab.spec.test_timeout_s * 4.0;  // the CPU is slower
-        return tests_summary(run_judge(j));
-      };
-    std::string policy;
-    try {
-      policy = resolve_policy("", lab.spec);
-    } catch (const Error&) {
-      policy = "review";
-    }
-    std::vector<std::string> sources, notes;
-    for (const auto& f : lab.spec.files) {
-      std::error_code ec;
-      const std::string path = p.root + "/" + lab.starter + "/" + f;
-      if (fs::exists(path, ec)) sources.push_back(read_file(path));
-    }
-    const auto levels = lowered_levels_for(cache_value(build, "CONVLAB_DEVICE_OPT"), sources, &notes);
-    CompilerRecheck c = recheck_grader(runs[g.id], levels, policy, steps);
-    c.tried.insert(c.tried.end(), notes.begin(), notes.end());
-    std::cout << "\n"
-              << (c.compiler_bug() ? "A COMPILER BUG, IT SEEMS: "
-                  : c.inconclusive ? "COULD NOT TELL: "
-                                   : "NOT THE COMPILER: ")
-              << g.id << "\n";
-    std::istringstream lines(recheck_message(c, g.id, false));
-    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << "\n";
-    if (!have_cpu && c.compiler_bug())
-      std::cout << "  (configure the CPU backend once, cmake --preset cpu, and convlab check shows its verdict too)\n";
-    out[g.id] = c;
+    out[g.id] = recheck_in_check(k, g, runs[g.id]);
   }
   return out;
 }

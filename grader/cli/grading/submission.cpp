@@ -105,23 +105,27 @@ bool is_one_submission(const std::string& dir, const Project& project) {
   return holding == 1;
 }
 
-Submission open_submission(const std::string& origin, const std::string& scratch, const Project& project) {
-  Submission s;
-  s.origin = origin;
-  s.student = student_name(origin);
-  std::error_code ec;
-  const fs::path path = fs::absolute(origin, ec);
-  if (!fs::exists(path, ec)) throw Error("submission '" + origin + "' does not exist");
-  fs::remove_all(scratch, ec);
-  make_dirs(scratch);
-  const fs::path unpacked = fs::path(scratch) / "unpacked";
+namespace {
 
+// What open_submission() works on while it finds the submission's root.
+struct Opening {
+  Submission& s;
+  const fs::path& path;      // the submission as given, made absolute
+  const fs::path& unpacked;  // where a clone or an archive is unpacked
+  const std::string& scratch;
+  const Project& project;
+  bool bare = false;  // the root holds the labs' NN-slug/ folders, not starter_code/
+  fs::path archive;   // the archive to unpack next, if any
+};
+
+// A folder's root (or the one archive in it), or a repository cloned; false when s.failure says why not.
+bool find_root(Opening& o) {
+  Submission& s = o.s;
+  const fs::path& path = o.path;
   const bool is_git = fs::is_directory(path) && (fs::exists(path / ".git") || (fs::exists(path / "HEAD") && fs::is_directory(path / "objects")));
-  bool bare = false;
-  fs::path archive;
   if (fs::is_directory(path) && !is_git) {
     s.kind = "folder";
-    s.root = find_submission_root(path, project, &bare);
+    s.root = find_submission_root(path, o.project, &o.bare);
     // An LMS's folder per student holds the archive they uploaded: that archive is the submission.
     if (s.root.empty()) {
       const auto found = archives_in(path);
@@ -129,51 +133,56 @@ Submission open_submission(const std::string& origin, const std::string& scratch
         s.failure = "the folder holds " + std::to_string(found.size()) + " archives (" + found[0].filename().string() +
                     ", " + found[1].filename().string() + (found.size() > 2 ? ", ..." : "") +
                     ") and no starter_code/ folder: which one is the submission? Keep one";
-        return s;
+        return false;
       }
-      if (found.size() == 1) archive = found[0];
+      if (found.size() == 1) o.archive = found[0];
     }
   } else if (is_git) {
     // A repository is cloned by git, with a time and file-size limit.
     s.kind = "git";
     RunSpec clone;
-    clone.argv = {"git", "-c", "safe.directory=*", "clone", "--quiet", "--no-hardlinks", path.string(), unpacked.string()};
-    clone.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + scratch, "LANG=C", "GIT_TERMINAL_PROMPT=0",
+    clone.argv = {"git", "-c", "safe.directory=*", "clone", "--quiet", "--no-hardlinks", path.string(), o.unpacked.string()};
+    clone.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + o.scratch, "LANG=C", "GIT_TERMINAL_PROMPT=0",
                  "GIT_CONFIG_NOSYSTEM=1"};
     clone.limits.timeout_s = 120;
     clone.limits.file_bytes = kMaxArchiveBytes;
     const RunResult r = run_sandboxed(clone);
     if (!r.ok()) {
       s.failure = unpack_failure("cannot clone the git repository", r);
-      return s;
+      return false;
     }
-    s.root = find_submission_root(unpacked, project, &bare);
+    s.root = find_submission_root(o.unpacked, o.project, &o.bare);
   } else {
-    archive = path;
+    o.archive = path;
   }
+  return true;
+}
+
+// Unpacks o.archive (and the one archive it may hold) and finds the root in it; false when s.failure says why not.
+bool unpack_root(Opening& o) {
+  Submission& s = o.s;
+  fs::path& archive = o.archive;
   // A zip or a tarball, by its content: checked, then unpacked with bounds (archive.hpp). An
   // archive that holds nothing but one archive (a zip of the zip) is opened once more, no deeper.
   for (int depth = 0; !archive.empty(); ++depth) {
     const ArchiveFormat format = sniff_archive(archive.string());
     if (depth == 0) s.kind = format == ArchiveFormat::zip ? "zip" : format == ArchiveFormat::tarball ? "tarball" : "file";
-    const fs::path into = depth == 0 ? unpacked : fs::path(scratch) / ("unpacked-" + std::to_string(depth));
+    const fs::path into = depth == 0 ? o.unpacked : fs::path(o.scratch) / ("unpacked-" + std::to_string(depth));
     const std::string why = unpack_archive(archive.string(), into.string());
     if (!why.empty()) {
       s.failure = "cannot unpack " + archive.filename().string() + ": " + why;
-      return s;
+      return false;
     }
-    s.root = find_submission_root(into, project, &bare);
+    s.root = find_submission_root(into, o.project, &o.bare);
     const auto inner = s.root.empty() && depth == 0 ? archives_in(into) : std::vector<fs::path>{};
     archive = inner.size() == 1 ? inner[0] : fs::path();
   }
-  if (s.root.empty()) {
-    const std::string example = project.labs.empty() ? "NN-slug" : fs::path(project.labs[0].starter).filename().string();
-    s.failure = "no starter_code/ folder and no lab folder (" + example +
-                "/, ...) in the submission: it must hold starter_code/NN-slug/<files> or NN-slug/<files>";
-    return s;
-  }
+  return true;
+}
 
-  // Sort every file: allowed by a lab's spec, or ignored (and why).
+// Sorts every file under s.root: allowed by a lab's spec (into s.files), or ignored (and why, in s.notes).
+void sort_files(Submission& s, const Project& project, bool bare) {
+  std::error_code ec;
   std::map<std::string, std::pair<std::string, std::string>> allowed;  // rel -> (lab, file)
   for (const auto& lab : project.labs)
     for (const auto& f : lab.spec.files) allowed[lab.starter + "/" + f] = {lab.spec.lab, f};
@@ -216,6 +225,32 @@ Submission open_submission(const std::string& origin, const std::string& scratch
   if (!other.empty()) s.notes.push_back("ignored (not a file a lab's grading spec allows): " + list(other));
   if (!unchanged.empty())
     s.notes.push_back(std::to_string(unchanged.size()) + " unchanged file(s) of the course tree ignored");
+}
+
+}  // namespace
+
+Submission open_submission(const std::string& origin, const std::string& scratch, const Project& project) {
+  Submission s;
+  s.origin = origin;
+  s.student = student_name(origin);
+  std::error_code ec;
+  const fs::path path = fs::absolute(origin, ec);
+  if (!fs::exists(path, ec)) throw Error("submission '" + origin + "' does not exist");
+  fs::remove_all(scratch, ec);
+  make_dirs(scratch);
+  const fs::path unpacked = fs::path(scratch) / "unpacked";
+
+  Opening o{s, path, unpacked, scratch, project, false, {}};
+  if (!find_root(o) || !unpack_root(o)) return s;
+  if (s.root.empty()) {
+    const std::string example = project.labs.empty() ? "NN-slug" : fs::path(project.labs[0].starter).filename().string();
+    s.failure = "no starter_code/ folder and no lab folder (" + example +
+                "/, ...) in the submission: it must hold starter_code/NN-slug/<files> or NN-slug/<files>";
+    return s;
+  }
+
+  // Sort every file: allowed by a lab's spec, or ignored (and why).
+  sort_files(s, project, o.bare);
   return s;
 }
 
