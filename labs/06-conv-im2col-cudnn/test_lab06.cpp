@@ -513,9 +513,13 @@ const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8,
 // the CPU backend; C R S / K = 4.5: writing a column matrix adds 4.5 stores per output.
 const Case kTechniqueDirect = {1, 6, 36, 140, 6, 6, 6, 1, 1, kValid};
 const Case kTechniqueGemmLayer = {2, 16, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
-// The same taps and filters at stride 2: the tensor-core slot's technique test judges both (a
-// design may take another kernel where the stride is not 1, as the reference does).
+// The same taps and filters at stride 2, and a stride-1 layer with a 2 x 2 filter (C R S = 256, not
+// fewer products per output than the first): the tensor-core slot's technique test judges the three
+// together. A design may take another kernel where the stride is not 1 or the filter not 3 x 3, as
+// the reference does (three kernels); a kernel that no judged layer launches fails the test when a
+// correctness test launched it (convlab grade runs them in one process).
 const Case kTechniqueGemmLayerStride2 = {2, 16, 24, 24, 32, 3, 3, 2, 2, kPad, 1, 1};
+const Case kTechniqueGemmLayerFilter2x2 = {2, 64, 24, 24, 32, 2, 2, 1, 1, kValid};
 const GemmCase kTechniqueGemm = {100, 300, 200};
 
 void register_lab06(Registry& reg) {
@@ -607,7 +611,8 @@ void register_lab06(Registry& reg) {
     const ConvProblem p = kTechniqueGemmLayer.problem();
     const double crs = double(lab06::im2col_rows(p));
     reg.gpu("technique", "tensor_core", kTechniqueGemmLayer.name(), [crs, p] {
-      check_conv_technique("tensor_core", tensor_core, std::vector<Case>{kTechniqueGemmLayer, kTechniqueGemmLayerStride2},
+      check_conv_technique("tensor_core", tensor_core,
+                           std::vector<Case>{kTechniqueGemmLayer, kTechniqueGemmLayerStride2, kTechniqueGemmLayerFilter2x2},
                            "the implicit GEMM's products on the tensor cores (wmma::mma_sync with TF32 fragments, or "
                            "mma.sync), every product of each output's dot product, and no column matrix in device "
                            "memory (no cudaMalloc)",
