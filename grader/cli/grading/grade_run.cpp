@@ -242,6 +242,8 @@ std::string Grader::run_sanitizer(const Job& job, const BuiltLab& b, const Grade
 }
 
 // What the steps of run_lab() share: the lab being run, its graders' runs, the tests each lists, the seconds by phase.
+// (run_checks and run_speed bind every member by name: auto& [job, b, gpu, runs, ...] = s; keep the
+// members in this order.)
 struct LabRun {
   LabRun(const Job& j, const BuiltLab& bl, const std::string& g, std::map<std::string, GraderRun> r)
       : job(j), b(bl), gpu(g), runs(std::move(r)) {}
@@ -281,13 +283,7 @@ RunResult Grader::list_tests(LabRun& s, const std::string& scratch, double t0) {
 
 // Runs the correctness and technique graders in one process, then their rechecks and sanitizers.
 void Grader::run_checks(LabRun& s) {
-  const Job& job = s.job;
-  const BuiltLab& b = s.b;
-  const std::string& gpu = s.gpu;
-  std::map<std::string, GraderRun>& runs = s.runs;
-  std::map<std::string, double>& phase = s.phase;
-  std::map<std::string, std::vector<std::string>>& tests = s.tests;
-  int& batches = s.batches;
+  auto& [job, b, gpu, runs, phase, tests, batches] = s;
   // The correctness and technique graders first, in one process (batch.hpp): they gate speed.
   std::vector<BatchGrader> checks;
   for (const auto& g : b.spec.graders)
@@ -320,13 +316,7 @@ void Grader::run_checks(LabRun& s) {
 
 // Runs the speed graders whose gates passed (or marks them not run); one with a rebuilt runner on its own.
 void Grader::run_speed(LabRun& s) {
-  const Job& job = s.job;
-  const BuiltLab& b = s.b;
-  const std::string& gpu = s.gpu;
-  std::map<std::string, GraderRun>& runs = s.runs;
-  std::map<std::string, double>& phase = s.phase;
-  std::map<std::string, std::vector<std::string>>& tests = s.tests;
-  int& batches = s.batches;
+  auto& [job, b, gpu, runs, phase, tests, batches] = s;
   double t = 0;
   // Then the speed graders whose gates passed, in one process; one timed with a rebuilt runner
   // (a gate passed only with less optimisation, speed_replay()) in a process of its own.
