@@ -229,9 +229,16 @@ json run_doctor(const Project& project, const DoctorOptions& o) {
   return check_cases(project, o, probe_gpu());
 }
 
-json check_cases(const Project& project, const DoctorOptions& o, const DoctorGpu& gpu) {
-  json out = {{"convlab_doctor", 1}, {"date", utc_now()}, {"cases", json::array()}};
-  const std::string cases_dir = project.root + "/grader/toolchain/cases";
+namespace {
+
+// The compiler the cases are built with, its version, the architecture, and the folder that keeps
+// the builds.
+struct Toolchain {
+  std::string nvcc, version, arch, work;
+};
+
+// The known cases, grader/toolchain/cases/cases.json.
+json read_cases(const std::string& cases_dir) {
   json manifest;
   try {
     manifest = json::parse(read_file(cases_dir + "/cases.json"));
@@ -240,6 +247,127 @@ json check_cases(const Project& project, const DoctorOptions& o, const DoctorGpu
   } catch (const std::exception& e) {
     throw Error(cases_dir + "/cases.json: not a list of cases: " + e.what());
   }
+  return manifest;
+}
+
+// The CUDA compiler and its version: the one --nvcc, $CUDACXX, PATH or /usr/local/cuda gives, or
+// --build-dir's own; false, with out's status and summary saying why, where none runs.
+bool find_compiler(const DoctorOptions& o, json& out, std::string& nvcc, std::string& version) {
+  if (o.build_dir.empty()) {
+    nvcc = find_nvcc(o.nvcc);
+    if (nvcc.empty() || (version = nvcc_version(nvcc)).empty()) {
+      out["status"] = "error";
+      out["summary"] = nvcc.empty() ? "no CUDA compiler: nvcc is not on PATH, $CUDACXX is not set and "
+                                      "/usr/local/cuda/bin/nvcc does not exist (--nvcc PATH names it)"
+                                    : "cannot run the CUDA compiler " + nvcc + " --version";
+      return false;
+    }
+  } else {
+    // The build's own compiler, as CMake found it.
+    const std::string cache = fs::absolute(o.build_dir).string() + "/CMakeCache.txt";
+    std::istringstream in(fs::exists(cache) ? read_file(cache) : "");
+    for (std::string line; std::getline(in, line);)
+      if (starts_with(line, "CMAKE_CUDA_COMPILER:")) nvcc = line.substr(line.find('=') + 1);
+    if (nvcc.empty()) throw Error("--build-dir " + o.build_dir + ": not a CUDA build of convlab (no CMAKE_CUDA_COMPILER in its cache)");
+    version = nvcc_version(nvcc);
+  }
+  return true;
+}
+
+// A case's executable at one level: --build-dir's, or compiled here once per compiler, architecture,
+// source and level and kept for the next check; "" where there is none, with `b` saying why.
+std::string case_exe(const DoctorOptions& o, const Toolchain& t, const std::string& name, const std::string& source,
+                     const Level& level, CaseBuild& b) {
+  std::string exe;
+  if (!o.build_dir.empty()) {
+    exe = fs::absolute(o.build_dir).string() + "/grader/toolchain/convlab_case_" + name + level.suffix;
+    if (!fs::exists(exe)) {
+      b = read_case_run(level.name, level.flags, -1, "");
+      b.detail = exe + " is not built (cmake --build " + o.build_dir + " --target convlab_case_" + name + level.suffix + ")";
+      return "";
+    }
+  } else {
+    const std::string key = hex64(fnv1a(read_file(source), fnv1a(t.nvcc + "|" + t.version + "|" + t.arch + "|" + level.name)));
+    exe = t.work + "/" + name + "-" + level.name + "-" + key;
+    if (!fs::exists(exe)) {
+      make_dirs(t.work);
+      std::vector<std::string> argv = {t.nvcc, "-O3", "-arch=" + t.arch};
+      argv.insert(argv.end(), level.argv.begin(), level.argv.end());
+      argv.insert(argv.end(), {"-o", exe + ".tmp", source});
+      const RunResult r = run_tool(argv, t.work, 600);
+      std::error_code ec;
+      if (!r.ok() || (fs::rename(exe + ".tmp", exe, ec), ec)) {
+        b = read_case_run(level.name, level.flags, -1, "");
+        b.detail = "nvcc " + std::string(level.flags) + " did not compile it (" + r.describe() + "): " +
+                   trim(head_lines(r.output, 8));
+        return "";
+      }
+    }
+  }
+  return exe;
+}
+
+// A case at one level: built (or found), run in the sandbox, and what it printed read.
+CaseBuild run_level(const DoctorOptions& o, const Toolchain& t, const std::string& name, const std::string& source,
+                    const Level& level) {
+  CaseBuild b;
+  const std::string exe = case_exe(o, t, name, source, level, b);
+  if (exe.empty()) return b;
+  RunSpec s;
+  s.argv = {exe};
+  s.limits.timeout_s = 120;
+  const RunResult r = run_sandboxed(s);
+  b = read_case_run(level.name, level.flags, r.timed_out || r.signal ? -1 : r.exit_code, r.output);
+  if (b.status == "failed" && (r.timed_out || r.signal)) b.detail = r.describe() + "; " + b.detail;
+  return b;
+}
+
+// A case checked at every level: its entry in the report, with its builds, verdict and workaround.
+json check_case(const json& c, const std::string& cases_dir, const DoctorOptions& o, const Toolchain& t) {
+  json cj;
+  std::vector<CaseBuild> builds;
+  std::vector<std::string> labs;
+  try {
+    const std::string name = c.at("name").get<std::string>();
+    cj = {{"name", name}, {"what", c.value("what", "")}, {"seen", c.value("seen", "")}, {"labs", c.value("labs", json::array())}};
+    labs = cj["labs"].get<std::vector<std::string>>();
+    const std::string source = cases_dir + "/" + c.at("source").get<std::string>();
+    for (const Level& level : levels()) builds.push_back(run_level(o, t, name, source, level));
+  } catch (const std::exception& e) {
+    throw Error(cases_dir + "/cases.json: a case is malformed: " + e.what());
+  }
+  const std::string verdict = case_verdict(builds);
+  cj["verdict"] = verdict;
+  cj["builds"] = json::array();
+  for (const auto& b : builds) cj["builds"].push_back(build_json(b));
+  cj["workaround"] = case_workaround(verdict, builds, labs);
+  return cj;
+}
+
+// The check's status and summary: unfit where a case computed wrong, error where one could not be
+// checked, fit otherwise.
+void summarise(json& out, int unfit, int errors, const std::string& workaround, const std::string& versions) {
+  const std::size_t n = out["cases"].size();
+  if (unfit > 0) {
+    out["status"] = "unfit";
+    out["summary"] = "UNFIT: " + std::to_string(unfit) + " of " + std::to_string(n) +
+                     " known miscompile case(s) computed wrong with " + versions;
+    out["workaround"] = workaround;
+  } else if (errors > 0) {
+    out["status"] = "error";
+    out["summary"] = std::to_string(errors) + " of " + std::to_string(n) + " case(s) could not be checked with " + versions;
+  } else {
+    out["status"] = "fit";
+    out["summary"] = "fit: every known miscompile case (" + std::to_string(n) + ") computed right with " + versions;
+  }
+}
+
+}  // namespace
+
+json check_cases(const Project& project, const DoctorOptions& o, const DoctorGpu& gpu) {
+  json out = {{"convlab_doctor", 1}, {"date", utc_now()}, {"cases", json::array()}};
+  const std::string cases_dir = project.root + "/grader/toolchain/cases";
+  const json manifest = read_cases(cases_dir);
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   out["gpu"] = {{"visible", visible ? (*visible ? visible : "(none)") : "(all)"}, {"present", gpu.present}};
   if (gpu.driver_api > 0)
@@ -254,113 +382,29 @@ json check_cases(const Project& project, const DoctorOptions& o, const DoctorGpu
   out["gpu"]["name"] = gpu.name;
   out["gpu"]["sm"] = "sm_" + std::to_string(gpu.cc_major) + std::to_string(gpu.cc_minor);
   out["gpu"]["driver"] = driver;
-  const std::string arch = arch_flag(o.cuda_arch, gpu);
+  Toolchain t;
+  t.arch = arch_flag(o.cuda_arch, gpu);
+  if (!find_compiler(o, out, t.nvcc, t.version)) return out;
+  out["nvcc"] = {{"path", t.nvcc}, {"version", t.version}, {"arch", t.arch}};
 
-  std::string nvcc, version;
-  if (o.build_dir.empty()) {
-    nvcc = find_nvcc(o.nvcc);
-    if (nvcc.empty() || (version = nvcc_version(nvcc)).empty()) {
-      out["status"] = "error";
-      out["summary"] = nvcc.empty() ? "no CUDA compiler: nvcc is not on PATH, $CUDACXX is not set and "
-                                      "/usr/local/cuda/bin/nvcc does not exist (--nvcc PATH names it)"
-                                    : "cannot run the CUDA compiler " + nvcc + " --version";
-      return out;
-    }
-  } else {
-    // The build's own compiler, as CMake found it.
-    const std::string cache = fs::absolute(o.build_dir).string() + "/CMakeCache.txt";
-    std::istringstream in(fs::exists(cache) ? read_file(cache) : "");
-    for (std::string line; std::getline(in, line);)
-      if (starts_with(line, "CMAKE_CUDA_COMPILER:")) nvcc = line.substr(line.find('=') + 1);
-    if (nvcc.empty()) throw Error("--build-dir " + o.build_dir + ": not a CUDA build of convlab (no CMAKE_CUDA_COMPILER in its cache)");
-    version = nvcc_version(nvcc);
-  }
-  out["nvcc"] = {{"path", nvcc}, {"version", version}, {"arch", arch}};
-
-  const std::string work = !o.work.empty() ? o.work
-                           : (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
-                                 "/convlab-doctor-" + std::to_string(::getuid());
+  t.work = !o.work.empty() ? o.work
+           : (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
+                 "/convlab-doctor-" + std::to_string(::getuid());
   int unfit = 0, errors = 0;
   std::string workaround;
   for (const auto& c : manifest.at("cases")) {
-    json cj;
-    std::vector<CaseBuild> builds;
-    std::vector<std::string> labs;
-    std::string name;
-    try {
-      name = c.at("name").get<std::string>();
-      cj = {{"name", name}, {"what", c.value("what", "")}, {"seen", c.value("seen", "")}, {"labs", c.value("labs", json::array())}};
-      labs = cj["labs"].get<std::vector<std::string>>();
-      const std::string source = cases_dir + "/" + c.at("source").get<std::string>();
-      for (const Level& level : levels()) {
-        std::string exe;
-        CaseBuild b;
-        if (!o.build_dir.empty()) {
-          exe = fs::absolute(o.build_dir).string() + "/grader/toolchain/convlab_case_" + name + level.suffix;
-          if (!fs::exists(exe)) {
-            b = read_case_run(level.name, level.flags, -1, "");
-            b.detail = exe + " is not built (cmake --build " + o.build_dir + " --target convlab_case_" + name + level.suffix + ")";
-            builds.push_back(b);
-            continue;
-          }
-        } else {
-          // Compiled once per compiler, architecture, source and level; kept for the next check.
-          const std::string key = hex64(fnv1a(read_file(source), fnv1a(nvcc + "|" + version + "|" + arch + "|" + level.name)));
-          exe = work + "/" + name + "-" + level.name + "-" + key;
-          if (!fs::exists(exe)) {
-            make_dirs(work);
-            std::vector<std::string> argv = {nvcc, "-O3", "-arch=" + arch};
-            argv.insert(argv.end(), level.argv.begin(), level.argv.end());
-            argv.insert(argv.end(), {"-o", exe + ".tmp", source});
-            const RunResult r = run_tool(argv, work, 600);
-            std::error_code ec;
-            if (!r.ok() || (fs::rename(exe + ".tmp", exe, ec), ec)) {
-              b = read_case_run(level.name, level.flags, -1, "");
-              b.detail = "nvcc " + std::string(level.flags) + " did not compile it (" + r.describe() + "): " +
-                         trim(head_lines(r.output, 8));
-              builds.push_back(b);
-              continue;
-            }
-          }
-        }
-        RunSpec s;
-        s.argv = {exe};
-        s.limits.timeout_s = 120;
-        const RunResult r = run_sandboxed(s);
-        b = read_case_run(level.name, level.flags, r.timed_out || r.signal ? -1 : r.exit_code, r.output);
-        if (b.status == "failed" && (r.timed_out || r.signal)) b.detail = r.describe() + "; " + b.detail;
-        builds.push_back(b);
-      }
-    } catch (const std::exception& e) {
-      throw Error(cases_dir + "/cases.json: a case is malformed: " + e.what());
-    }
-    const std::string verdict = case_verdict(builds);
-    cj["verdict"] = verdict;
-    cj["builds"] = json::array();
-    for (const auto& b : builds) cj["builds"].push_back(build_json(b));
-    cj["workaround"] = case_workaround(verdict, builds, labs);
+    const json cj = check_case(c, cases_dir, o, t);
+    const std::string verdict = cj["verdict"].get<std::string>();
     if (verdict == "miscompiled" || verdict == "wrong-everywhere") {
       ++unfit;
-      if (workaround.empty()) workaround = name + ": " + cj["workaround"].get<std::string>();
+      if (workaround.empty()) workaround = cj["name"].get<std::string>() + ": " + cj["workaround"].get<std::string>();
     }
     if (verdict == "error") ++errors;
     out["cases"].push_back(cj);
   }
-  const std::string versions = "nvcc " + version + (driver.empty() ? "" : ", driver " + driver) + ", " + gpu.name +
-                               " (" + arch + ")";
-  const std::size_t n = out["cases"].size();
-  if (unfit > 0) {
-    out["status"] = "unfit";
-    out["summary"] = "UNFIT: " + std::to_string(unfit) + " of " + std::to_string(n) +
-                     " known miscompile case(s) computed wrong with " + versions;
-    out["workaround"] = workaround;
-  } else if (errors > 0) {
-    out["status"] = "error";
-    out["summary"] = std::to_string(errors) + " of " + std::to_string(n) + " case(s) could not be checked with " + versions;
-  } else {
-    out["status"] = "fit";
-    out["summary"] = "fit: every known miscompile case (" + std::to_string(n) + ") computed right with " + versions;
-  }
+  const std::string versions = "nvcc " + t.version + (driver.empty() ? "" : ", driver " + driver) + ", " + gpu.name +
+                               " (" + t.arch + ")";
+  summarise(out, unfit, errors, workaround, versions);
   return out;
 }
 

@@ -277,13 +277,11 @@ std::string student_presets(const std::string& json_text) {
   return j.dump(2) + "\n";
 }
 
-int release_main(const Project& p, const ReleaseOptions& o) {
-  if (o.out.empty()) throw Error("release: --out FILE is required");
-  if (o.prefix.empty() || o.prefix.find('/') != std::string::npos || o.prefix[0] == '.')
-    throw Error("release: --prefix must be a plain folder name");
-  if (!p.has_reference())
-    throw Error("release: " + p.root + " has no reference/ folder: it is a student copy itself; release from the course's tree");
+namespace {
 
+// Whether the tree's edits are committed: "" (all are), "?" (not a git tree: warned) or the edits,
+// which only --allow-dirty packs (warned); refuses them otherwise.
+std::string check_edits(const Project& p, const ReleaseOptions& o) {
   const std::string dirty = uncommitted_edits(p.root);
   if (dirty == "?") {
     std::cerr << "convlab: warning: " << p.root << " is not a git tree: every file is packed as it is on disk, "
@@ -295,9 +293,14 @@ int release_main(const Project& p, const ReleaseOptions& o) {
       throw Error("release: " + what + "Commit or stash them, or pass --allow-dirty to pack them as they are.");
     std::cerr << "convlab: warning: " << what << "(packed as they are: --allow-dirty)\n";
   }
+  return dirty;
+}
 
+// The files of the student copy: the tree's sources (those git tracks, in a git tree) that belong
+// in it; never one under reference/.
+std::vector<std::string> student_files(const Project& p, bool git_tree) {
   std::vector<std::string> files = source_files(p.root, true);
-  if (dirty != "?") {
+  if (git_tree) {
     // Only what the course tracks: no stray local files.
     const RunResult r = run_tool({"git", "-c", "safe.directory=*", "-C", p.root, "ls-files", "-z"}, "", 120);
     if (!r.ok()) throw Error("release: git ls-files failed: " + r.describe() + "\n" + r.output);
@@ -311,17 +314,13 @@ int release_main(const Project& p, const ReleaseOptions& o) {
               files.end());
   for (const auto& f : files)
     if (starts_with(f, "reference/")) throw Error("release: refusing to ship " + f);
+  return files;
+}
 
-  const std::string stage = fs::temp_directory_path().string() + "/convlab-release-" + std::to_string(::getpid());
-  // Removed however release ends (a failed compile of the prebuilt libraries throws): no staged
-  // copy of the tree is left in the temporary folder.
-  const RemoveOnExit remove_stage{stage};
-  std::error_code ec;
-  fs::remove_all(stage, ec);
-  const std::string top = stage + "/" + o.prefix;
-  sync_tree(p.root, top, files);
-  // The docs' anchors that the student copy loses (its left-out pages, its instructor-only regions):
-  // a link to one from a page it keeps becomes its link text, so that its docs have no dead link.
+// The staged copy's presets for students, and its docs without their instructor-only regions.
+// The docs' anchors that the student copy loses (its left-out pages, its instructor-only regions):
+// a link to one from a page it keeps becomes its link text, so that its docs have no dead link.
+void rewrite_for_students(const Project& p, const std::string& top, const std::vector<std::string>& files) {
   std::set<std::string> gone;
   for (const auto& f : source_files(p.root, true))
     if (!in_student_copy(f) && is_doc_source(f)) {
@@ -343,7 +342,10 @@ int release_main(const Project& p, const ReleaseOptions& o) {
     const std::string text = unlink_refs(kept, gone, f);
     if (text != read_file(top + "/" + f)) write_file_atomic(top + "/" + f, text);
   }
+}
 
+// The prebuilt baselines of both backends in the staged copy, with their manifest.
+void write_prebuilt(const Project& p, const ReleaseOptions& o, const std::string& top) {
   const std::string build_root = o.build_dir.empty() ? p.root + "/build/release" : fs::absolute(o.build_dir).string();
   const std::string prebuilt = top + "/grader/prebuilt";
   ojson manifest = {{"convlab_prebuilt", 1},
@@ -353,6 +355,30 @@ int release_main(const Project& p, const ReleaseOptions& o) {
                     {"created", utc_now()}};
   for (const char* backend : {"cuda", "cpu"}) manifest[backend] = build_prebuilt(p, build_root, backend, prebuilt);
   write_file_atomic(prebuilt + "/MANIFEST.json", manifest.dump(2) + "\n");
+}
+
+}  // namespace
+
+int release_main(const Project& p, const ReleaseOptions& o) {
+  if (o.out.empty()) throw Error("release: --out FILE is required");
+  if (o.prefix.empty() || o.prefix.find('/') != std::string::npos || o.prefix[0] == '.')
+    throw Error("release: --prefix must be a plain folder name");
+  if (!p.has_reference())
+    throw Error("release: " + p.root + " has no reference/ folder: it is a student copy itself; release from the course's tree");
+
+  const std::string dirty = check_edits(p, o);
+  const std::vector<std::string> files = student_files(p, dirty != "?");
+
+  const std::string stage = fs::temp_directory_path().string() + "/convlab-release-" + std::to_string(::getpid());
+  // Removed however release ends (a failed compile of the prebuilt libraries throws): no staged
+  // copy of the tree is left in the temporary folder.
+  const RemoveOnExit remove_stage{stage};
+  std::error_code ec;
+  fs::remove_all(stage, ec);
+  const std::string top = stage + "/" + o.prefix;
+  sync_tree(p.root, top, files);
+  rewrite_for_students(p, top, files);
+  write_prebuilt(p, o, top);
 
   const std::string abs_out = fs::absolute(o.out).string();
   if (fs::path(abs_out).has_parent_path()) make_dirs(fs::path(abs_out).parent_path().string());

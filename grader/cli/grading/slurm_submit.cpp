@@ -212,23 +212,9 @@ int resume(const Project& p, const GradeOptions& go, const SlurmOptions& so, con
   return 0;
 }
 
-}  // namespace
-
-}  // namespace slurm_internal
-
-// ---- the command ------------------------------------------------------------------------------
-
-int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOptions& so, const CLI::App& grade) {
-  check_slurm_options(so);
-  if (grade.get_option("--gpus")->count() > 0)
-    throw Error("--gpus: with --slurm each task grades on the one GPU Slurm gives it (--gpu-type, --constraint choose it)");
-  if (grade.get_option("--force")->count() > 0)
-    throw Error("--force: a --slurm run always starts in a new --out folder, so there is nothing to grade again");
-  if (go.out.empty()) throw Error("--out DIR is required");
-  const std::string out = fs::absolute(go.out).lexically_normal().string();
-  check_path_for_sbatch("--out", out);
-  if (so.resume) return resume(p, go, so, grade, out);
-
+// A new run's preconditions: OUT holds no run yet, every submission exists, and sbatch is on PATH
+// (unless --dry-run).
+void check_new_run(const GradeOptions& go, const SlurmOptions& so, const std::string& out) {
   if (fs::exists(manifest_path(out)))
     throw Error(out + " already holds a Slurm grading run: `--resume` continues it; a new run needs a new --out folder");
   if (fs::exists(out + "/state") || fs::exists(out + "/gradebook.csv"))
@@ -237,7 +223,12 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   for (const auto& s : go.submissions)
     if (!fs::exists(s)) throw Error("submission '" + s + "' does not exist");
   if (!so.dry_run && which("sbatch").empty()) throw Error("--slurm needs sbatch on PATH: run it on the cluster's login node");
+}
 
+// A new run's manifest as the command line gives it: where it runs, its Slurm options, the grading
+// options every task passes on, the labs and their points.
+Manifest new_manifest(const Project& p, const GradeOptions& go, const SlurmOptions& so, const CLI::App& grade,
+                      const std::string& out) {
   Manifest m;
   m.out = out;
   m.root = p.root;
@@ -257,23 +248,20 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   }
   for (const auto& l : m.labs) m.lab_points.push_back(p.find(l).spec.total_points());
   if (!go.work.empty()) m.work_dir = fs::absolute(go.work).lexically_normal().string();
+  return m;
+}
 
-  // The submissions as one local `convlab grade` takes them in (intake.hpp), here, once: a bulk
-  // download becomes a submission per student (unpacked under OUT/slurm/intake/, which the nodes
-  // share), named by the roster if one is given, and each task grades its students from an intake
-  // list, so that names, ids and origins are those of a local grading of the whole class. A dry run
-  // unpacks into a temporary folder, removed when it ends.
-  std::optional<Roster> roster;
-  if (!go.roster.empty()) roster = read_roster(go.roster);
-  const RemoveOnExit dry_scratch{so.dry_run ? fs::temp_directory_path().string() + "/convlab-slurm-dry-run-" +
-                                                  std::to_string(::getpid())
-                                            : std::string()};
+// The submissions taken in (under OUT/slurm/intake/, or `scratch` on a dry run), and the
+// manifest's submissions, students and shares from them; a refused intake leaves nothing of this
+// run behind.
+std::vector<Intake> take_in_run(const Project& p, const GradeOptions& go, const SlurmOptions& so, const Roster* roster,
+                                const std::string& scratch, Manifest& m) {
+  const std::string& out = m.out;
   m.intake_dir = out + "/slurm/intake";
   std::vector<Intake> intake;
   const bool out_existed = fs::exists(out);
   try {
-    intake = take_in(go.submissions, so.dry_run ? dry_scratch.path : m.intake_dir + "/unpacked", p,
-                     roster ? &*roster : nullptr, &m.intake_notes);
+    intake = take_in(go.submissions, so.dry_run ? scratch : m.intake_dir + "/unpacked", p, roster, &m.intake_notes);
   } catch (const Error&) {
     std::error_code ec;  // refused: nothing of this run is left behind
     fs::remove_all(out_existed ? out + "/slurm" : out, ec);
@@ -287,7 +275,11 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   m.arguments = go.submissions;
   m.students = slurm::unique_names(base_names);
   m.shares = slurm::split_shares(m.submissions, base_names, m.slurm.per_task);
-  // The model the speed thresholds belong to: a flag for submissions graded on another.
+  return intake;
+}
+
+// The model the speed thresholds belong to: a flag for submissions graded on another.
+void set_calibrated_on(const Project& p, const GradeOptions& go, Manifest& m) {
   if (!go.calibration.empty()) {
     LabSpec probe = p.labs.front().spec;
     try {
@@ -302,15 +294,12 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
     m.calibrated_on = kShippedThresholdsGpu;
     m.calibrated_on_source = "the specs' shipped thresholds (docs/grading.md, Calibration)";
   }
-  if (!go.expect.empty() && !fs::exists(go.expect)) throw Error("--expect: no file " + go.expect);
-  std::vector<int> all;
-  for (const auto& s : m.shares) all.push_back(s.index);
-  if (so.dry_run) {
-    // The calibration and expectations are copied into OUT/slurm/ by a real run.
-    if (!go.calibration.empty()) m.calibration = m.out + "/slurm/calibration.json";
-    print_dry_run(m, all, {});
-    return 0;
-  }
+}
+
+// OUT/slurm/ of a new run: each task's intake list, copies of the calibration and expectations,
+// and the manifest.
+void write_run(const GradeOptions& go, const std::vector<Intake>& intake, Manifest& m) {
+  const std::string& out = m.out;
   make_dirs(out + "/slurm");
   // Each task's intake list: its students under the names the whole run gives them.
   std::map<std::string, Intake> by_name;
@@ -333,6 +322,11 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
     write_file_atomic(m.expect, read_file(go.expect));
   }
   save(m);
+}
+
+// What the new run holds: its submissions, tasks and manifest, the intake's notes.
+void print_new_run(const Manifest& m, const GradeOptions& go, bool roster) {
+  const std::string& out = m.out;
   std::cout << "convlab grade --slurm: " << m.submissions.size() << " submission(s)"
             << (m.arguments.size() != m.submissions.size() || roster
                     ? " from " + std::to_string(m.arguments.size()) + " argument(s)" +
@@ -343,6 +337,50 @@ int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOption
   for (const auto& n : m.intake_notes) std::cout << "intake: " << n << "\n";
   if (m.calibrated_on.empty())
     std::cout << "warning: the calibration file names no GPU: submissions graded on another GPU model cannot be flagged\n";
+}
+
+}  // namespace
+
+}  // namespace slurm_internal
+
+// ---- the command ------------------------------------------------------------------------------
+
+int slurm_grade_main(const Project& p, const GradeOptions& go, const SlurmOptions& so, const CLI::App& grade) {
+  check_slurm_options(so);
+  if (grade.get_option("--gpus")->count() > 0)
+    throw Error("--gpus: with --slurm each task grades on the one GPU Slurm gives it (--gpu-type, --constraint choose it)");
+  if (grade.get_option("--force")->count() > 0)
+    throw Error("--force: a --slurm run always starts in a new --out folder, so there is nothing to grade again");
+  if (go.out.empty()) throw Error("--out DIR is required");
+  const std::string out = fs::absolute(go.out).lexically_normal().string();
+  check_path_for_sbatch("--out", out);
+  if (so.resume) return resume(p, go, so, grade, out);
+
+  check_new_run(go, so, out);
+  Manifest m = new_manifest(p, go, so, grade, out);
+  // The submissions as one local `convlab grade` takes them in (intake.hpp), here, once: a bulk
+  // download becomes a submission per student (unpacked under OUT/slurm/intake/, which the nodes
+  // share), named by the roster if one is given, and each task grades its students from an intake
+  // list, so that names, ids and origins are those of a local grading of the whole class. A dry run
+  // unpacks into a temporary folder, removed when it ends.
+  std::optional<Roster> roster;
+  if (!go.roster.empty()) roster = read_roster(go.roster);
+  const RemoveOnExit dry_scratch{so.dry_run ? fs::temp_directory_path().string() + "/convlab-slurm-dry-run-" +
+                                                  std::to_string(::getpid())
+                                            : std::string()};
+  const std::vector<Intake> intake = take_in_run(p, go, so, roster ? &*roster : nullptr, dry_scratch.path, m);
+  set_calibrated_on(p, go, m);
+  if (!go.expect.empty() && !fs::exists(go.expect)) throw Error("--expect: no file " + go.expect);
+  std::vector<int> all;
+  for (const auto& s : m.shares) all.push_back(s.index);
+  if (so.dry_run) {
+    // The calibration and expectations are copied into OUT/slurm/ by a real run.
+    if (!go.calibration.empty()) m.calibration = m.out + "/slurm/calibration.json";
+    print_dry_run(m, all, {});
+    return 0;
+  }
+  write_run(go, intake, m);
+  print_new_run(m, go, roster.has_value());
   submit_round(m, all, {});
   return 0;
 }

@@ -176,13 +176,10 @@ const std::string& last_launch_detail() {
 
 namespace detail {
 
-void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& config,
-              KernelInvoker invoke, const void* context) {
-  if (t_in_kernel) {
-    std::fprintf(stderr, "convlab CPU backend: kernel %s launched from inside a kernel (%s:%d): dynamic parallelism "
-                         "is not supported\n", site.name, site.file, site.line);
-    std::abort();
-  }
+namespace {
+
+// A launch's record before it runs: the kernel, where it was launched, its shape and stream.
+LaunchRecord launch_record(const LaunchSite& site, const LaunchConfig& config) {
   LaunchRecord record;
   record.kernel = site.name;
   record.file = site.file;
@@ -192,6 +189,12 @@ void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& co
   record.dynamic_shared_bytes = config.shared_bytes;
   record.stream = config.stream;
   record.counted = site.counted && access_counts_available();
+  return record;
+}
+
+// A launch whose configuration a GPU refuses: the error set, as cudaGetLastError returns it, and
+// recorded; false if the launch may run.
+bool refuse_bad_config(const LaunchSite& site, const void* kernel, const LaunchConfig& config, LaunchRecord& record) {
   cudaError_t code = cudaSuccess;
   if (const std::string problem = check_config(config, kernel, &code); !problem.empty()) {
     {
@@ -202,22 +205,20 @@ void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& co
     set_last_error(code);
     record.error = code;
     add_launch_record(std::move(record));
-    return;
+    return true;
   }
-  std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
-  static std::uint64_t serial = 0;  // guarded by g_launch_mutex
-  const Launch l{site.name, site.file, site.line, config, invoke, context,
-                 g_schedule_from_env.load() ? schedule_from_env(Schedule(g_schedule.load())) : Schedule(g_schedule.load()),
-                 g_schedule_seed.load(), ++serial,
-                 max_dynamic_shared(kernel)};
-  // The device memory map cannot change while the kernel runs: one snapshot serves every block.
-  const std::shared_ptr<const MemoryMap> map = record.counted ? memory_map() : nullptr;
+  return false;
+}
+
+// Runs the launch's blocks on the pool's host threads, each joining the launch once (they go to
+// `runners`); after a failure, the blocks not started are skipped and the first failure is kept.
+// Returns whether a block failed.
+bool run_blocks(const Launch& l, const LaunchConfig& config, const MemoryMap* map, std::vector<BlockRunner*>& runners,
+                LaunchFailure& failure) {
   const dim3 g = config.grid;
   const std::size_t blocks = std::size_t(g.x) * g.y * g.z;
   std::atomic<bool> failed{false};
   std::mutex failure_mutex;  // also guards runners
-  LaunchFailure failure{cudaSuccess, {}};
-  std::vector<BlockRunner*> runners;  // the host threads that ran blocks
   Pool::get().run(blocks, [&](std::size_t b) {
     if (failed.load(std::memory_order_relaxed)) return;
     thread_local BlockRunner runner;
@@ -227,7 +228,7 @@ void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& co
     tv.grid_dim = config.grid;
     try {
       if (runner.launch_serial != l.serial) {
-        runner.join(l, map.get());
+        runner.join(l, map);
         std::lock_guard<std::mutex> lock(failure_mutex);
         runners.push_back(&runner);
       }
@@ -243,12 +244,12 @@ void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& co
     t_counter = nullptr;
     t_in_kernel = false;
   });
-  if (failed.load()) {
-    std::lock_guard<std::mutex> lock(g_error_mutex);
-    g_detail = failure.message;
-    g_execution_error = failure.code;
-    record.error = failure.code;
-  }
+  return failed.load();
+}
+
+// The blocks, threads, barriers, tensor-core work and static shared memory of the host threads
+// that ran the launch, and their access counts where the launch was counted, added to its record.
+void add_block_stats(LaunchRecord& record, const std::vector<BlockRunner*>& runners, bool counted) {
   std::vector<const ThreadCounter*> counters;
   for (const BlockRunner* r : runners) {
     record.blocks_run += r->stats.blocks;
@@ -258,7 +259,37 @@ void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& co
     record.static_shared_bytes = std::max(record.static_shared_bytes, r->stats.static_shared);
     counters.push_back(&r->counter);
   }
-  if (map) add_counts(record, counters);
+  if (counted) add_counts(record, counters);
+}
+
+}  // namespace
+
+void run_grid(const LaunchSite& site, const void* kernel, const LaunchConfig& config,
+              KernelInvoker invoke, const void* context) {
+  if (t_in_kernel) {
+    std::fprintf(stderr, "convlab CPU backend: kernel %s launched from inside a kernel (%s:%d): dynamic parallelism "
+                         "is not supported\n", site.name, site.file, site.line);
+    std::abort();
+  }
+  LaunchRecord record = launch_record(site, config);
+  if (refuse_bad_config(site, kernel, config, record)) return;
+  std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
+  static std::uint64_t serial = 0;  // guarded by g_launch_mutex
+  const Launch l{site.name, site.file, site.line, config, invoke, context,
+                 g_schedule_from_env.load() ? schedule_from_env(Schedule(g_schedule.load())) : Schedule(g_schedule.load()),
+                 g_schedule_seed.load(), ++serial,
+                 max_dynamic_shared(kernel)};
+  // The device memory map cannot change while the kernel runs: one snapshot serves every block.
+  const std::shared_ptr<const MemoryMap> map = record.counted ? memory_map() : nullptr;
+  LaunchFailure failure{cudaSuccess, {}};
+  std::vector<BlockRunner*> runners;  // the host threads that ran blocks
+  if (run_blocks(l, config, map.get(), runners, failure)) {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    g_detail = failure.message;
+    g_execution_error = failure.code;
+    record.error = failure.code;
+  }
+  add_block_stats(record, runners, map != nullptr);
   add_launch_record(std::move(record));
 }
 

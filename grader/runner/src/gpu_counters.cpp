@@ -195,7 +195,9 @@ bool GpuCounters::ready(std::string* why) {
   return ok_;
 }
 
-std::string GpuCounters::set_up_host() {
+// The profiler initialised, on this device, and its host object for the chip and the counters this
+// context may read: "" or why not.
+std::string GpuCounters::open_host() {
   // This thread works in the runner's context too (the counter availability query takes it).
   if (cudaSetDevice(device_) != cudaSuccess) {
     cudaGetLastError();
@@ -227,11 +229,17 @@ std::string GpuCounters::set_up_host() {
   host.pCounterAvailabilityImage = availability.data();
   if (const CUptiResult r = cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) return refused(r, "host");
   host_ = host.pHostObject;
+  return {};
+}
 
+// The metrics counted, by the quantities' candidates this chip has: "" or why not (no per-thread
+// count of global and shared loads).
+std::string GpuCounters::choose_metrics() {
+  auto* const host = static_cast<CUpti_Profiler_Host_Object*>(host_);
   // The metrics this chip has, by base name.
   CUpti_Profiler_Host_GetBaseMetrics_Params base{};
   base.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE;
-  base.pHostObject = host.pHostObject;
+  base.pHostObject = host;
   base.metricType = CUPTI_METRIC_TYPE_COUNTER;
   if (const CUptiResult r = cuptiProfilerHostGetBaseMetrics(&base); r != CUPTI_SUCCESS)
     return refused(r, "metric list");
@@ -253,24 +261,29 @@ std::string GpuCounters::set_up_host() {
       }
   }
   if (!global_loads || !shared_loads) return "this GPU's profiler has no per-thread count of global and shared loads";
+  return {};
+}
 
+// The configuration image of the metrics, and whether they fit one pass: "" or why not.
+std::string GpuCounters::configure() {
+  auto* const host = static_cast<CUpti_Profiler_Host_Object*>(host_);
   std::vector<const char*> names;
   for (const auto& m : metrics_) names.push_back(m.name.c_str());
   CUpti_Profiler_Host_ConfigAddMetrics_Params add{};
   add.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-  add.pHostObject = host.pHostObject;
+  add.pHostObject = host;
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();
   if (const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS) return refused(r, "metrics");
   CUpti_Profiler_Host_GetConfigImageSize_Params size{};
   size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-  size.pHostObject = host.pHostObject;
+  size.pHostObject = host;
   if (const CUptiResult r = cuptiProfilerHostGetConfigImageSize(&size); r != CUPTI_SUCCESS)
     return refused(r, "configuration size");
   config_.resize(size.configImageSize);
   CUpti_Profiler_Host_GetConfigImage_Params image{};
   image.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-  image.pHostObject = host.pHostObject;
+  image.pHostObject = host;
   image.configImageSize = config_.size();
   image.pConfigImage = config_.data();
   if (const CUptiResult r = cuptiProfilerHostGetConfigImage(&image); r != CUPTI_SUCCESS)
@@ -283,6 +296,12 @@ std::string GpuCounters::set_up_host() {
     return refused(r, "number of passes");
   one_pass_ = passes.numOfPasses == 1;
   return {};
+}
+
+std::string GpuCounters::set_up_host() {
+  if (std::string why = open_host(); !why.empty()) return why;
+  if (std::string why = choose_metrics(); !why.empty()) return why;
+  return configure();
 }
 
 std::string GpuCounters::enable() {

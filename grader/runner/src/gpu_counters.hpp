@@ -58,6 +58,9 @@ public:
 private:
   std::string find_context();  // the runner's context and device, or why not
   std::string set_up_host();   // the host side (prepare()'s thread, or ready()): "" or why not
+  std::string open_host();       // set_up_host()'s steps: the profiler and its host object,
+  std::string choose_metrics();  // the metrics this chip has of those counted,
+  std::string configure();       // their configuration image: each "" or why not
   std::string enable();        // the range profiler enabled on the context: "" or why not
   bool tried_ = false, ok_ = false, active_ = false;
   void* ctx_ = nullptr;  // CUcontext
