@@ -85,13 +85,13 @@ endfunction()
 # times and compares for the judge; <runner> depends on the fence, so neither
 # `cmake --build` nor `convlab check` builds a runner around refused kernels. TEST also
 # registers a CTest test that runs it, so that ctest shows the verdict too. The runner's
-# own code (<runner_obj>, the runner, device, baselines and core libraries, the CPU runtime, and any
+# own code (<runner_obj>, the runner, device, baselines, core and protocol libraries, the CPU runtime, and any
 # file a lab appends to the runner's CONVLAB_FENCE_HARNESS property) is given to it: the
 # kernels may not define a name it defines.
 function(_convlab_fence kernels runner spec runner_obj)
   cmake_parse_arguments(F "" "TEST" "" ${ARGN})
   set(harness "$<TARGET_OBJECTS:${runner_obj}>" "$<TARGET_FILE:convlab_runner>" "$<TARGET_FILE:convlab_device>"
-              "$<TARGET_FILE:convlab_baselines>" "$<TARGET_FILE:convlab_core>")
+              "$<TARGET_FILE:convlab_baselines>" "$<TARGET_FILE:convlab_core>" "$<TARGET_FILE:convlab_protocol>")
   if(CONVLAB_BACKEND STREQUAL "cpu")
     list(APPEND harness "$<TARGET_FILE:convlab_cpu_runtime>")
   endif()

@@ -1,6 +1,6 @@
 # The grader-owned code that would be a lab's answer if a student could read it: the speed
 # graders' naive baselines (grader/baselines/, lab 01's and lab 05's naive kernels; lab 06's
-# direct convolution, labs/06-*/baseline_lab06.cu) and the cuDNN anchor (grader/src/cudnn_conv.cpp,
+# direct convolution, labs/06-*/baseline_lab06.cu) and the cuDNN anchor (grader/device/src/cudnn_conv.cpp,
 # a complete answer to lab 06's conv_cudnn slot). The course's tree builds them from source; a
 # student copy (`convlab release`) holds them compiled only, in grader/prebuilt/, with a manifest
 # of what they were built for and their SHA-256 sums. Include this file once (grader/CMakeLists.txt):

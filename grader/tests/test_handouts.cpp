@@ -159,9 +159,12 @@ std::vector<std::string> source_literals() {
   statement_patterns().clear();
   const fs::path root = CONVLAB_SOURCE_DIR;
   std::vector<fs::path> files;
-  for (const auto& dir : {root / "grader" / "src", root / "labs"})
+  for (const auto& dir : {root / "grader" / "protocol" / "src", root / "grader" / "harness" / "src",
+                          root / "grader" / "report" / "src", root / "grader" / "bench" / "src",
+                          root / "grader" / "device" / "src", root / "labs"})
     for (const auto& e : fs::recursive_directory_iterator(dir))
       if (e.path().extension() == ".cpp" || e.path().extension() == ".cu") files.push_back(e.path());
+  for (const char* testbed : {"testbed.cpp", "conv_testbed.cpp"}) files.push_back(root / "grader" / "judge" / "src" / testbed);
   const std::regex literal("\"((?:[^\"\\\\]|\\\\.)*)\"");
   for (const auto& f : files) {
     std::istringstream in(read(f));

@@ -1,7 +1,7 @@
 // Lab 02 benchmark: the constant-memory kernels (student's or reference, as built)
 // next to the grader-owned naive baseline, whose filter is in global memory (it
 // gets a row of its own), and cuDNN, against the copy bandwidth and FP32 peak
-// measured in the same run (the driver: grader/src/conv_bench.cpp).
+// measured in the same run (the driver: grader/bench/src/conv_bench.cpp).
 //   lab02_bench [--quick] [--markdown FILE] [--json FILE]
 // Exit 77 (skipped) without a GPU; exit 1 if a kernel's output is wrong.
 #include "lab02.hpp"

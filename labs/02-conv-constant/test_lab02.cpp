@@ -1,5 +1,5 @@
 // Lab 02's graders. The cases live here, in one place; the checking is the
-// shared conv testbed (grader/src/conv_testbed.cpp); points and thresholds are
+// shared conv testbed (grader/judge/src/conv_testbed.cpp); points and thresholds are
 // in grading.json.
 #include "lab02.hpp"
 

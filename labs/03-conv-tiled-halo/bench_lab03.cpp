@@ -1,6 +1,6 @@
 // Lab 03 benchmark: the four tiled kernels (student's or reference, as built) next
 // to the grader-owned naive baseline and cuDNN, against the copy bandwidth and FP32
-// peak measured in the same run (the driver: grader/src/conv_bench.cpp).
+// peak measured in the same run (the driver: grader/bench/src/conv_bench.cpp).
 //   lab03_bench [--quick] [--markdown FILE] [--json FILE]
 // Exit 77 (skipped) without a GPU; exit 1 if a kernel's output is wrong.
 #include "lab03.hpp"

@@ -1,5 +1,5 @@
 // Lab 03's graders. The cases live here, in one place; the checking is the
-// shared conv testbed (grader/src/conv_testbed.cpp); points and thresholds are
+// shared conv testbed (grader/judge/src/conv_testbed.cpp); points and thresholds are
 // in grading.json. The contract fixes the tiles, so failure reports name tile
 // edges and halo corners.
 #include "lab03.hpp"

@@ -1,5 +1,5 @@
 // Lab 04's graders. The cases live here, in one place; the checking is the shared conv
-// testbed (grader/src/conv_testbed.cpp); points and thresholds are in grading.json.
+// testbed (grader/judge/src/conv_testbed.cpp); points and thresholds are in grading.json.
 #include "lab04.hpp"
 
 #include <convlab/baselines.hpp>

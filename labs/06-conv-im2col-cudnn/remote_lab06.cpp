@@ -78,7 +78,7 @@ void conv_naive(const float* d_x, const float* d_w, float* d_y, const ConvProble
 #endif
 #ifdef CONVLAB_HAVE_CUDNN
 // cuDNN with TF32 tensor cores allowed (its fastest algorithm, cudnnFind, through the grader's own
-// wrapper grader/src/cudnn_conv.cpp): the tensor-core slot's speed baseline, made and run in the
+// wrapper grader/device/src/cudnn_conv.cpp): the tensor-core slot's speed baseline, made and run in the
 // runner like the naive one.
 #if defined(CONVLAB_JUDGE)
 CudnnTf32* cudnn_tf32_create(const ConvProblem& problem, const float* d_x, const float* d_w, float* d_y) {

@@ -205,7 +205,7 @@ bool is_lab_baseline_source(const std::string& rel) {
 
 bool in_student_copy(const std::string& rel) {
   // Answers: the student copy holds them compiled (grader/prebuilt/).
-  for (const char* answer : {"grader/baselines/", "grader/src/cudnn_conv.cpp"})
+  for (const char* answer : {"grader/baselines/", "grader/device/src/cudnn_conv.cpp"})
     if (starts_with(rel, answer)) return false;
   if (is_lab_baseline_source(rel) || is_lab_instructor_file(rel)) return false;
   // Instructor material: CI, the instructor pages (their links from the shared pages sit in

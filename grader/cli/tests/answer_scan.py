@@ -6,7 +6,7 @@ grader's baseline or of the cuDNN anchor.
 
 The answers are COURSE_ROOT's reference/ sources, grader/baselines/, the labs' own baselines
 (labs/*/baseline_*.cu: lab 06's naive direct kernel), the labs' instructor programs
-(labs/*/instructor/) and grader/src/cudnn_conv.cpp.
+(labs/*/instructor/) and grader/device/src/cudnn_conv.cpp.
 A line is compared after its comment and all its white space are taken out (so re-indenting or
 re-spacing a copy does not hide it), and only if it is distinctive: long enough to say something
 (MIN_CHARS) and not also in what a student copy legitimately shares with the answers (the
@@ -66,12 +66,13 @@ def main():
     # clusters) hold kernels that answer the lab.
     answers += [p for p in walk(os.path.join(course, "labs"), SOURCE_EXT)
                 if os.path.basename(os.path.dirname(p)) == "instructor"]
-    answers.append(os.path.join(course, "grader", "src", "cudnn_conv.cpp"))
+    answers.append(os.path.join(course, "grader", "device", "src", "cudnn_conv.cpp"))
     answers = [os.path.normpath(a) for a in answers if os.path.isfile(a)]
     if len(answers) < 4:
         sys.exit(f"answer_scan.py: {course} holds no answers to compare with (reference/, grader/baselines/)")
     shared = set()
-    for part in ("starter_code", "labs", os.path.join("grader", "include")):
+    for part in ("starter_code", "labs", *(os.path.join("grader", role, "include")
+                                            for role in ("protocol", "harness", "report", "bench", "device"))):
         for path in walk(os.path.join(course, part), SOURCE_EXT):
             if os.path.normpath(path) not in answers:  # a lab's baseline is an answer, not shared
                 shared |= lines_of(path) or set()

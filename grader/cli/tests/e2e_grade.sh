@@ -86,7 +86,7 @@ check "grade.log names the build slot's folder ($slot)" test -d "$slot/build"
 check "the grading tree has no reference/" test ! -e "$slot/src/reference"
 check "the tampered spec did not reach the grading tree" \
   cmp -s "$root/labs/01-conv-basic/grading.json" "$slot/src/labs/01-conv-basic/grading.json"
-check "the course tree is untouched" git -C "$root" diff --quiet -- labs grader/src grader/include
+check "the course tree is untouched" git -C "$root" diff --quiet -- labs grader/protocol grader/harness grader/report grader/bench grader/device
 check "no process of the sandbox user is left" test "$(ps -u nobody -o pid= 2>/dev/null | wc -l)" -eq 0
 
 # An interrupted or repeated run resumes: nothing is graded twice.

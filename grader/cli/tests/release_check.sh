@@ -56,7 +56,7 @@ check "every file of the student copy is on the allow-list" test $? -eq 0
 cat "$work/allowlist.log"
 check "no reference/ in it" bash -c "! grep -q '^reference/' '$work/list.txt'"
 check "no baseline or cuDNN anchor source in it" \
-  bash -c "! grep -qE '^grader/baselines/|^grader/src/cudnn_conv\\.cpp$|^labs/[^/]*/baseline_[^/]*\\.cu$' '$work/list.txt'"
+  bash -c "! grep -qE '^grader/baselines/|^grader/device/src/cudnn_conv\\.cpp$|^labs/[^/]*/baseline_[^/]*\\.cu$' '$work/list.txt'"
 check "no grading fixtures in it" bash -c "! grep -q 'grader/cli/tests' '$work/list.txt'"
 check "no lab's instructor programs in it (lab 05's cp.async measurement)" \
   bash -c "! grep -q '^labs/[^/]*/instructor/' '$work/list.txt'"

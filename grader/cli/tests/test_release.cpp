@@ -13,7 +13,7 @@ namespace {
 
 TEST(Release, LeavesOutAnswersAndInstructorFiles) {
   for (const char* answer : {"grader/baselines/conv_naive.cu", "grader/baselines/stencil_naive.cu",
-                             "grader/src/cudnn_conv.cpp", "labs/06-conv-im2col-cudnn/baseline_lab06.cu",
+                             "grader/device/src/cudnn_conv.cpp", "labs/06-conv-im2col-cudnn/baseline_lab06.cu",
                              "labs/05-stencil/instructor/async_tiles.cu"})
     EXPECT_FALSE(in_student_copy(answer)) << answer;
   for (const char* instructor : {".ci/run", ".ci/gpu-check", "docs/instructor.md", "docs/instructors.md", "docs/quickstart.md",
@@ -21,8 +21,8 @@ TEST(Release, LeavesOutAnswersAndInstructorFiles) {
     EXPECT_FALSE(in_student_copy(instructor)) << instructor;
   // A lab's baseline header stays (its tests and benchmark call the compiled baseline), and so do a
   // student's files that merely share the name's pattern.
-  for (const char* shared : {"starter_code/01-conv-basic/conv_basic.cu", "grader/src/gpu.cu", "grader/src/spec.cpp",
-                             "grader/include/convlab/cudnn_conv.hpp", "docs/grading.md", "docs/mainpage.md", "README.md",
+  for (const char* shared : {"starter_code/01-conv-basic/conv_basic.cu", "grader/device/src/gpu.cu", "grader/harness/src/spec.cpp",
+                             "grader/device/include/convlab/cudnn_conv.hpp", "docs/grading.md", "docs/mainpage.md", "README.md",
                              "labs/06-conv-im2col-cudnn/baseline_lab06.hpp", "labs/06-conv-im2col-cudnn/test_lab06.cpp",
                              "starter_code/06-conv-im2col-cudnn/baseline_mine.cu", "labs/baseline_x.cu",
                              "labs/05-stencil/instructor.md", "starter_code/05-stencil/instructor/notes.cu"})

@@ -14,7 +14,7 @@
 namespace convlab {
 
 /// A failed CUDA runtime call. what() reads
-/// <span class="wrap">`cudaMalloc(&p, bytes) failed at grader/src/gpu.cu:42: out of memory (cudaErrorMemoryAllocation)`</span>.
+/// <span class="wrap">`cudaMalloc(&p, bytes) failed at grader/device/src/gpu.cu:42: out of memory (cudaErrorMemoryAllocation)`</span>.
 class CudaError : public std::runtime_error {
 public:
   /// @param code  the error the call returned
