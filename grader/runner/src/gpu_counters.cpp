@@ -216,8 +216,8 @@ std::string GpuCounters::open_host() {
   if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); }, &quitting_);
       r != CUPTI_SUCCESS)
     return refused(r, "counter availability");
-  std::vector<std::uint8_t> availability(avail.counterAvailabilityImageSize);
-  avail.pCounterAvailabilityImage = availability.data();
+  availability_.assign(avail.counterAvailabilityImageSize, 0);
+  avail.pCounterAvailabilityImage = availability_.data();
   if (const CUptiResult r = when_free([&] { return cuptiProfilerGetCounterAvailability(&avail); }, &quitting_);
       r != CUPTI_SUCCESS)
     return refused(r, "counter availability");
@@ -226,7 +226,7 @@ std::string GpuCounters::open_host() {
   host.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
   host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   host.pChipName = chip.pChipName;
-  host.pCounterAvailabilityImage = availability.data();
+  host.pCounterAvailabilityImage = availability_.data();  // read by the later steps too: a member
   if (const CUptiResult r = cuptiProfilerHostInitialize(&host); r != CUPTI_SUCCESS) return refused(r, "host");
   host_ = host.pHostObject;
   return {};

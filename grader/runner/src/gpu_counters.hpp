@@ -73,6 +73,7 @@ private:
   void* host_ = nullptr;     // CUpti_Profiler_Host_Object*
   void* profiler_ = nullptr; // CUpti_RangeProfiler_Object*
   std::vector<std::uint8_t> config_, counter_data_;
+  std::vector<std::uint8_t> availability_;  // the counter availability image the host object reads
   struct Metric {  // a counted metric ("name.sum") and what it adds to a kernel's counts
     std::string name;
     double KernelCounts::*field;
