@@ -25,9 +25,8 @@
 //
 // Stride 1 and a small filter take a second kernel, window_kernel: the gather above costs integer
 // work for every element of every A tile (C R S of them per pixel), and that work, not the tensor
-// cores, bounds it. With stride 1 the A tile of tap (r, s) is the
-// tile of tap (0, 0) moved by r rows and s columns, so a block copies its input window once per
-// channel chunk and every tap reads its fragments from it:
+// cores, bounds it. With stride 1 the A tile of tap (r, s) is the tile of tap (0, 0) moved by r
+// rows and s columns, so a block copies its input window once a channel chunk, read by every tap:
 //   - a block: th output rows x 16 mx columns of one image (mx = 1, 2 or 4 fragments across a
 //     row, th = MT / mx rows; MT = 16 or 8 fragments of 16 pixels), 64 filters; 8 warps, each
 //     MT / 4 pixel fragments x 2 filter fragments;
@@ -469,12 +468,9 @@ __device__ void load_mma_filters(const float* __restrict__ w, const ConvProblem&
   }
 }
 
-// The same copies where all 64 filters and 8 channels are there (K from f0 on >= 64, C % 8 == 0:
-// every ResNet layer): a thread steps through its copies by T::kThreads copies at a time, its
-// (filter, spot) and both addresses moved by constants, with no division and no bounds check a
-// copy. The copies' address arithmetic above was the most of the kernel's integer instructions,
-// issued between the barrier and the products (H200: N32 C64 56x56 K64 0.074 -> 0.072 ms,
-// N8 C128 28x28 K128 0.034 -> 0.030 ms).
+// The same where all 64 filters and 8 channels are there (every ResNet layer): a thread's (filter,
+// spot) and addresses step by constants, no division or bounds check a copy. The address arithmetic
+// above was most of the kernel's integer instructions (H200, N8 C128: 0.034 -> 0.027 ms).
 template <class T>
 __device__ void load_mma_filters_whole(const float* __restrict__ w, const ConvProblem& p, int c0, int f0, float* taps) {
   constexpr int per_filter = kChunk * 9 / 4;  // 16-byte copies a filter's 72 floats: 18
