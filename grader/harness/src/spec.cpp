@@ -56,28 +56,22 @@ std::vector<std::string> strings(const json& obj, const std::string& key, const 
   return out;
 }
 
-}  // namespace
-
-LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw SpecError(origin + ": not valid JSON: " + e.what());
-  }
-  if (!root.is_object()) fail(origin, "top level", "must be an object");
+// The lab's name, slug and title, after the top level's keys are checked.
+void read_header(const json& root, const std::string& origin, LabSpec& s) {
   only_keys(root,
             {"lab", "slug", "title", "submission", "forbidden_symbols", "allowed_symbols", "time_limits_s", "graders",
              "notes", "compiler_bug_policy", "fence"},  // "fence": read by the symbol fence (grader/fence/policy.cpp)
             origin, "top level");
-  LabSpec s;
   s.path = origin;
   s.lab = text(root, "lab", origin, "top level");
   if (!std::regex_match(s.lab, std::regex("lab[0-9]{2}"))) fail(origin, "lab", "must look like 'lab01'");
   s.slug = text(root, "slug", origin, "top level");
   if (s.slug.substr(0, 2) != s.lab.substr(3, 2)) fail(origin, "slug", "must start with the lab's number");
   s.title = text(root, "title", origin, "top level");
+}
 
+// What a student hands in: the files, the forbidden symbols and the per-file exceptions to them.
+void read_submission(const json& root, const std::string& origin, LabSpec& s) {
   // Sections are copied: GCC 13 takes a reference to member()'s result for a dangling one (-Wdangling-reference).
   const json sub = member(root, "submission", json::value_t::object, origin, "top level");
   only_keys(sub, {"files"}, origin, "submission");
@@ -101,7 +95,10 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
           fail(origin, "allowed_symbols." + file, "'" + sym + "' is not in forbidden_symbols");
     }
   }
+}
 
+// The compiler-bug policy and the time limits of a build and of a test.
+void read_limits(const json& root, const std::string& origin, LabSpec& s) {
   if (root.contains("compiler_bug_policy")) {  // issue 18: a grader that passes only with less device optimisation
     s.compiler_bug_policy = text(root, "compiler_bug_policy", origin, "top level");
     if (s.compiler_bug_policy != "full" && s.compiler_bug_policy != "review" && s.compiler_bug_policy != "as-is")
@@ -113,66 +110,73 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
   s.compile_timeout_s = member(lim, "compile", json::value_t::number_unsigned, origin, "time_limits_s").get<int>();
   s.test_timeout_s = member(lim, "test", json::value_t::number_unsigned, origin, "time_limits_s").get<int>();
   if (s.compile_timeout_s < 1 || s.test_timeout_s < 1) fail(origin, "time_limits_s", "limits must be >= 1 second");
+}
 
-  const json graders = member(root, "graders", json::value_t::array, origin, "top level");
-  if (graders.empty()) fail(origin, "graders", "must list at least one grader");
-  std::set<std::string> ids;
-  for (std::size_t i = 0; i < graders.size(); ++i) {
-    const json& g = graders[i];
-    const std::string where = "graders[" + std::to_string(i) + "]";
-    if (!g.is_object()) fail(origin, where, "must be an object");
-    only_keys(g, {"id", "kind", "points", "description", "extra_credit", "threshold", "partial_from", "gated_by",
-                  "traffic_vs_baseline", "traffic_count"},
-              origin, where);
-    GraderSpec gs;
-    gs.id = text(g, "id", origin, where);
-    gs.kind = text(g, "kind", origin, where);
-    if (gs.kind != "correctness" && gs.kind != "technique" && gs.kind != "speedup")
-      fail(origin, where + ".kind", "must be 'correctness', 'technique' or 'speedup', not '" + gs.kind + "'");
-    if (!std::regex_match(gs.id, std::regex("[a-z]+\\.[a-z0-9_]+")) || gs.id.substr(0, gs.id.find('.')) != gs.kind)
-      fail(origin, where + ".id", "'" + gs.id + "' must read '<kind>.<variant>', e.g. '" + gs.kind + ".conv1d'");
-    if (!ids.insert(gs.id).second) fail(origin, where + ".id", "duplicate id '" + gs.id + "'");
-    gs.points = member(g, "points", json::value_t::number_float, origin, where).get<double>();
-    if (!(gs.points >= 0)) fail(origin, where + ".points", "must be >= 0");
-    if (g.contains("description")) gs.description = text(g, "description", origin, where);
-    if (g.contains("extra_credit")) gs.extra_credit = member(g, "extra_credit", json::value_t::boolean, origin, where).get<bool>();
-    if (gs.kind == "speedup") {
-      gs.threshold = member(g, "threshold", json::value_t::number_float, origin, where).get<double>();
-      if (!(gs.threshold > 0)) fail(origin, where + ".threshold", "must be > 0");
-      if (g.contains("partial_from")) {
-        gs.partial_from = member(g, "partial_from", json::value_t::number_float, origin, where).get<double>();
-        if (!(gs.partial_from >= 0 && gs.partial_from < gs.threshold))
-          fail(origin, where + ".partial_from", "must be in [0, threshold)");
-      }
-      if (g.contains("traffic_vs_baseline")) {
-        gs.traffic_vs_baseline = member(g, "traffic_vs_baseline", json::value_t::number_float, origin, where).get<double>();
-        if (!(gs.traffic_vs_baseline > 0 && gs.traffic_vs_baseline <= 1))
-          fail(origin, where + ".traffic_vs_baseline", "must be in (0, 1]: the student's global loads per output over the baseline's");
-      }
-      if (g.contains("traffic_count")) {
-        gs.traffic_count = text(g, "traffic_count", origin, where);
-        if (gs.traffic_count != "words" && gs.traffic_count != "instructions")
-          fail(origin, where + ".traffic_count", "must be 'words' or 'instructions', not '" + gs.traffic_count + "'");
-      }
-      if (!g.contains("gated_by")) fail(origin, where + ".gated_by", "is missing (correctness gates speed)");
-      const json& gate = g.at("gated_by");
-      if (gate.is_string()) {
-        gs.gated_by.push_back(gate.get<std::string>());
-      } else if (gate.is_array() && !gate.empty()) {
-        for (const auto& x : gate) {
-          if (!x.is_string()) fail(origin, where + ".gated_by", "must list grader ids");
-          gs.gated_by.push_back(x.get<std::string>());
-        }
-      } else {
-        fail(origin, where + ".gated_by", "must be a grader id or a non-empty list of them");
-      }
-    } else if (g.contains("threshold") || g.contains("partial_from") || g.contains("gated_by") ||
-               g.contains("traffic_vs_baseline") || g.contains("traffic_count")) {
-      fail(origin, where, "threshold, partial_from, gated_by, traffic_vs_baseline and traffic_count belong to speedup "
-                          "graders only");
-    }
-    s.graders.push_back(gs);
+// A speedup grader's band (threshold, partial_from), its traffic bound and the graders that gate it.
+void read_speedup(const json& g, const std::string& origin, const std::string& where, GraderSpec& gs) {
+  gs.threshold = member(g, "threshold", json::value_t::number_float, origin, where).get<double>();
+  if (!(gs.threshold > 0)) fail(origin, where + ".threshold", "must be > 0");
+  if (g.contains("partial_from")) {
+    gs.partial_from = member(g, "partial_from", json::value_t::number_float, origin, where).get<double>();
+    if (!(gs.partial_from >= 0 && gs.partial_from < gs.threshold))
+      fail(origin, where + ".partial_from", "must be in [0, threshold)");
   }
+  if (g.contains("traffic_vs_baseline")) {
+    gs.traffic_vs_baseline = member(g, "traffic_vs_baseline", json::value_t::number_float, origin, where).get<double>();
+    if (!(gs.traffic_vs_baseline > 0 && gs.traffic_vs_baseline <= 1))
+      fail(origin, where + ".traffic_vs_baseline", "must be in (0, 1]: the student's global loads per output over the baseline's");
+  }
+  if (g.contains("traffic_count")) {
+    gs.traffic_count = text(g, "traffic_count", origin, where);
+    if (gs.traffic_count != "words" && gs.traffic_count != "instructions")
+      fail(origin, where + ".traffic_count", "must be 'words' or 'instructions', not '" + gs.traffic_count + "'");
+  }
+  if (!g.contains("gated_by")) fail(origin, where + ".gated_by", "is missing (correctness gates speed)");
+  const json& gate = g.at("gated_by");
+  if (gate.is_string()) {
+    gs.gated_by.push_back(gate.get<std::string>());
+  } else if (gate.is_array() && !gate.empty()) {
+    for (const auto& x : gate) {
+      if (!x.is_string()) fail(origin, where + ".gated_by", "must list grader ids");
+      gs.gated_by.push_back(x.get<std::string>());
+    }
+  } else {
+    fail(origin, where + ".gated_by", "must be a grader id or a non-empty list of them");
+  }
+}
+
+// One entry of "graders" (graders[I]); IDS holds the ids seen so far, to refuse a duplicate.
+GraderSpec read_grader(const json& g, std::size_t i, const std::string& origin, std::set<std::string>& ids) {
+  const std::string where = "graders[" + std::to_string(i) + "]";
+  if (!g.is_object()) fail(origin, where, "must be an object");
+  only_keys(g, {"id", "kind", "points", "description", "extra_credit", "threshold", "partial_from", "gated_by",
+                "traffic_vs_baseline", "traffic_count"},
+            origin, where);
+  GraderSpec gs;
+  gs.id = text(g, "id", origin, where);
+  gs.kind = text(g, "kind", origin, where);
+  if (gs.kind != "correctness" && gs.kind != "technique" && gs.kind != "speedup")
+    fail(origin, where + ".kind", "must be 'correctness', 'technique' or 'speedup', not '" + gs.kind + "'");
+  if (!std::regex_match(gs.id, std::regex("[a-z]+\\.[a-z0-9_]+")) || gs.id.substr(0, gs.id.find('.')) != gs.kind)
+    fail(origin, where + ".id", "'" + gs.id + "' must read '<kind>.<variant>', e.g. '" + gs.kind + ".conv1d'");
+  if (!ids.insert(gs.id).second) fail(origin, where + ".id", "duplicate id '" + gs.id + "'");
+  gs.points = member(g, "points", json::value_t::number_float, origin, where).get<double>();
+  if (!(gs.points >= 0)) fail(origin, where + ".points", "must be >= 0");
+  if (g.contains("description")) gs.description = text(g, "description", origin, where);
+  if (g.contains("extra_credit")) gs.extra_credit = member(g, "extra_credit", json::value_t::boolean, origin, where).get<bool>();
+  if (gs.kind == "speedup") {
+    read_speedup(g, origin, where, gs);
+  } else if (g.contains("threshold") || g.contains("partial_from") || g.contains("gated_by") ||
+             g.contains("traffic_vs_baseline") || g.contains("traffic_count")) {
+    fail(origin, where, "threshold, partial_from, gated_by, traffic_vs_baseline and traffic_count belong to speedup "
+                        "graders only");
+  }
+  return gs;
+}
+
+// Correctness gates speed: every gate names a correctness or technique grader of the lab, one at least a
+// correctness grader.
+void check_gates(const LabSpec& s, const std::string& origin) {
   for (const auto& g : s.graders) {
     bool has_correctness = g.gated_by.empty();
     for (const auto& id : g.gated_by) {
@@ -184,6 +188,28 @@ LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
     if (!has_correctness)
       fail(origin, "grader " + g.id + ".gated_by", "must name a correctness grader (correctness gates speed)");
   }
+}
+
+}  // namespace
+
+LabSpec parse_spec(const std::string& json_text, const std::string& origin) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw SpecError(origin + ": not valid JSON: " + e.what());
+  }
+  if (!root.is_object()) fail(origin, "top level", "must be an object");
+  LabSpec s;
+  read_header(root, origin, s);
+  read_submission(root, origin, s);
+  read_limits(root, origin, s);
+
+  const json graders = member(root, "graders", json::value_t::array, origin, "top level");
+  if (graders.empty()) fail(origin, "graders", "must list at least one grader");
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < graders.size(); ++i) s.graders.push_back(read_grader(graders[i], i, origin, ids));
+  check_gates(s, origin);
   return s;
 }
 

@@ -219,29 +219,10 @@ std::string plural(unsigned sides, const std::string& one, const std::string& ma
   return popcount(sides) == 1 ? one : many;
 }
 
-}  // namespace
-
-std::string wrong_sides(const Comparison& c) { return side_names(explaining_sides(layout_of(c).border)); }
-
-std::string wrong_tile_edges(const Comparison& c) { return side_names(explaining_sides(layout_of(c).tile)); }
-
-std::string conv_hints(const Comparison& c, const HintProblem& p) {
-  if (c.ok()) return "";
-  const std::string what = p.two_d ? "image" : "array";
-  const std::string n = std::to_string(c.wrong);
-  // 1. Nothing at all.
-  if (c.unwritten == c.checked)
-    return "hint: no output was written at all — is the kernel still a TODO, is it launched with a non-empty grid, "
-           "does it store to the output?\n";
-  // 2. The CPU backend saw reads of shared memory that no thread had written: that is the bug,
-  //    whatever pattern the wrong outputs make.
-  if (c.from_unwritten_shared > 0)
-    return "hint: " + std::to_string(c.from_unwritten_shared) +
-           " outputs were computed from shared memory that no thread had written yet (the CPU backend marks it "
-           "with a NaN of its own; a GPU reads stale data there) — is there a __syncthreads() between the stores "
-           "that fill the tile and the reads of other threads' elements, and does every element of the tile get "
-           "loaded?\n";
-  // 3. A recognisable wrong computation: the wrong outputs equal its result.
+// Step 3 of conv_hints: a recognisable wrong computation, the wrong outputs equal to its result (the
+// filter reversed, the image read transposed, rows or columns cut off at the other dimension).
+// "" when none of them matches.
+std::string variant_hint(const Comparison& c, const HintProblem& p) {
   if (p.radius > 0 && c.unwritten == 0 && matches(c, p, Variant{true}))
     return std::string("hint: these outputs equal the result with the filter reversed (true convolution). convlab "
                        "computes cross-correlation: ") +
@@ -271,34 +252,39 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
              " on taken as ghost cells: the test on columns compares with the height (" + std::to_string(h) +
              ") where the width (" + std::to_string(w) + ") is meant — a column x + j is inside when 0 <= x + j < width.\n";
   }
-  // 4. Outputs the kernel never wrote: where they are says what the grid misses.
-  if (c.unwritten > 0) {
-    const std::string edge = unwritten_edge(c);
-    if (!edge.empty())
-      return "hint: " + std::to_string(c.unwritten) + " outputs were never written: " + edge +
-             " — does the grid cover every output? Round the block count up: (size + block - 1) / block.\n";
-    return "hint: some outputs were never written — does the grid cover every output (round the block count "
-           "up), and does every thread that owns an output reach its store?\n";
-  }
-  // 5 and 6: which edges the wrong outputs lie next to.
-  const Layout l = layout_of(c);
-  if (l.interior > 0) return "";
-  const bool read_outside = read_outside_count(c, p) > 0;
-  if (!l.tile.empty()) {
-    const unsigned edges = explaining_sides(l.tile);
-    const std::string named = edges ? " (the " + side_names(edges) + plural(edges, " edge", " edges") + " of each tile" +
-                                          std::string(l.border.empty() ? "" : ", and the " + what + "'s borders") + ")"
-                                    : std::string(l.border.empty() ? "" : " (and the " + what + "'s borders)");
-    return "hint: the wrong outputs lie next to tile edges" + named +
-           ", where a window reaches outside its tile — check the halo: the taps that fall outside the tile, the "
-           "index they read, and the test that decides whether a tap is inside the tile.\n";
-  }
-  const unsigned sides = explaining_sides(l.border);
-  if (!sides) return "";
-  // Rows below the image read because the row test compares with the width (or columns past
-  // the right edge because the column test compares with the height): name the swap.
-  // With r as large as the image its top and bottom explain the same outputs, and which side the
-  // reads went past cannot be told: both tests are named, and the swap the dimensions suggest.
+  return "";
+}
+
+// Step 4 of conv_hints: outputs the kernel never wrote (c.unwritten > 0); where they are says what the
+// grid misses.
+std::string unwritten_hint(const Comparison& c) {
+  const std::string edge = unwritten_edge(c);
+  if (!edge.empty())
+    return "hint: " + std::to_string(c.unwritten) + " outputs were never written: " + edge +
+           " — does the grid cover every output? Round the block count up: (size + block - 1) / block.\n";
+  return "hint: some outputs were never written — does the grid cover every output (round the block count "
+         "up), and does every thread that owns an output reach its store?\n";
+}
+
+// Step 5 of conv_hints: wrong outputs next to tile edges (l.tile not empty): the halo. `what`: image or
+// array.
+std::string tile_hint(const Layout& l, const std::string& what) {
+  const unsigned edges = explaining_sides(l.tile);
+  const std::string named = edges ? " (the " + side_names(edges) + plural(edges, " edge", " edges") + " of each tile" +
+                                        std::string(l.border.empty() ? "" : ", and the " + what + "'s borders") + ")"
+                                  : std::string(l.border.empty() ? "" : " (and the " + what + "'s borders)");
+  return "hint: the wrong outputs lie next to tile edges" + named +
+         ", where a window reaches outside its tile — check the halo: the taps that fall outside the tile, the "
+         "index they read, and the test that decides whether a tap is inside the tile.\n";
+}
+
+// Rows below the image read because the row test compares with the width (or columns past
+// the right edge because the column test compares with the height): name the swap.
+// With r as large as the image its top and bottom explain the same outputs, and which side the
+// reads went past cannot be told: both tests are named, and the swap the dimensions suggest.
+// "" when the wrong `sides` and the image's shape do not point at a swap.
+std::string swapped_test_hint(const HintProblem& p, unsigned sides, bool read_outside) {
+  const int w = p.width, h = p.height;
   if (p.two_d && read_outside && sides == (kTop | kBottom) && w > h)
     return "hint: only outputs within r of the top and bottom edges are wrong (here that is every output), and "
            "they read outside the input: a row y + i is inside when 0 <= y + i < height — check both tests; this "
@@ -314,23 +300,40 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
            "the right edge were read as if inside. A column x + j is inside when 0 <= x + j < width — this image is "
            "taller (" + std::to_string(h) + ") than wide (" + std::to_string(w) +
            "): does the test on columns compare with the height?\n";
-  // A side that every output of the image lies next to (a one-row image's top and bottom, an image no
-  // wider than r's left and right) tells nothing: the sides named are those that set the wrong outputs
-  // apart, and where they do not, no side is named (a 37 x 1 image wrong at its right end is wrong
-  // on the right, not "at the top and bottom").
-  unsigned named = sides;
+  return "";
+}
+
+// A side that every output of the image lies next to (a one-row image's top and bottom, an image no
+// wider than r's left and right) tells nothing: the sides named are those that set the wrong outputs
+// apart, and where they do not, no side is named (a 37 x 1 image wrong at its right end is wrong
+// on the right, not "at the top and bottom"). `sides`: those that explain l.border; 0: none to name.
+unsigned telling_sides(const Layout& l, const HintProblem& p, unsigned sides) {
   unsigned everywhere = 0;
-  if (p.two_d && h <= p.radius) everywhere |= kTop | kBottom;
-  if (w <= p.radius) everywhere |= kLeft | kRight;
-  if (everywhere) {
-    std::vector<unsigned> telling;
-    for (unsigned b : l.border) {
-      if (!(b & ~everywhere)) return "";
-      telling.push_back(b & ~everywhere);
-    }
-    named = explaining_sides(telling);
-    if (!named) return "";
+  if (p.two_d && p.height <= p.radius) everywhere |= kTop | kBottom;
+  if (p.width <= p.radius) everywhere |= kLeft | kRight;
+  if (!everywhere) return sides;
+  std::vector<unsigned> telling;
+  for (unsigned b : l.border) {
+    if (!(b & ~everywhere)) return 0;
+    telling.push_back(b & ~everywhere);
   }
+  return explaining_sides(telling);
+}
+
+// Steps 5 and 6 of conv_hints: which edges the wrong outputs lie next to, tile edges or the image's
+// own. "" when some lie next to neither, or no side tells them apart.
+std::string edge_hint(const Comparison& c, const HintProblem& p) {
+  const std::string what = p.two_d ? "image" : "array";
+  const Layout l = layout_of(c);
+  if (l.interior > 0) return "";
+  const bool read_outside = read_outside_count(c, p) > 0;
+  if (!l.tile.empty()) return tile_hint(l, what);
+  const unsigned sides = explaining_sides(l.border);
+  if (!sides) return "";
+  const std::string swapped = swapped_test_hint(p, sides, read_outside);
+  if (!swapped.empty()) return swapped;
+  const unsigned named = telling_sides(l, p, sides);
+  if (!named) return "";
   const std::string there = side_names(named) + plural(named, " edge", " edges");
   if (read_outside)
     return "hint: only outputs within r of the " + there + " are wrong, and they read outside the input there — "
@@ -338,6 +341,35 @@ std::string conv_hints(const Comparison& c, const HintProblem& p) {
            "count as 0.\n";
   return "hint: only outputs within r of the " + there + " are wrong — check the ghost cells there: inputs outside "
          "the " + what + " (" + outside_test(named, p.two_d) + ") count as 0.\n";
+}
+
+}  // namespace
+
+std::string wrong_sides(const Comparison& c) { return side_names(explaining_sides(layout_of(c).border)); }
+
+std::string wrong_tile_edges(const Comparison& c) { return side_names(explaining_sides(layout_of(c).tile)); }
+
+std::string conv_hints(const Comparison& c, const HintProblem& p) {
+  if (c.ok()) return "";
+  // 1. Nothing at all.
+  if (c.unwritten == c.checked)
+    return "hint: no output was written at all — is the kernel still a TODO, is it launched with a non-empty grid, "
+           "does it store to the output?\n";
+  // 2. The CPU backend saw reads of shared memory that no thread had written: that is the bug,
+  //    whatever pattern the wrong outputs make.
+  if (c.from_unwritten_shared > 0)
+    return "hint: " + std::to_string(c.from_unwritten_shared) +
+           " outputs were computed from shared memory that no thread had written yet (the CPU backend marks it "
+           "with a NaN of its own; a GPU reads stale data there) — is there a __syncthreads() between the stores "
+           "that fill the tile and the reads of other threads' elements, and does every element of the tile get "
+           "loaded?\n";
+  // 3. A recognisable wrong computation: the wrong outputs equal its result.
+  const std::string variant = variant_hint(c, p);
+  if (!variant.empty()) return variant;
+  // 4. Outputs the kernel never wrote: where they are says what the grid misses.
+  if (c.unwritten > 0) return unwritten_hint(c);
+  // 5 and 6: which edges the wrong outputs lie next to.
+  return edge_hint(c, p);
 }
 
 }  // namespace convlab
