@@ -2,6 +2,9 @@
 // student's functions in the runner. See convlab/remote_contract.hpp.
 #include "lab03.hpp"
 
+#if defined(CONVLAB_JUDGE)
+#include <convlab/remote.hpp>  // the judge's remote::call, which CONVLAB_REMOTE's proxies call
+#endif
 #include <convlab/remote_contract.hpp>
 
 namespace convlab::lab03 {

@@ -4,6 +4,9 @@
 #include "baseline_lab06.hpp"
 #include "lab06.hpp"
 
+#if defined(CONVLAB_JUDGE)
+#include <convlab/remote.hpp>  // the judge's remote::call, which CONVLAB_REMOTE's proxies call
+#endif
 #include <convlab/remote_contract.hpp>
 
 #if defined(CONVLAB_HAVE_CUDNN) && !defined(CONVLAB_JUDGE)

@@ -26,9 +26,14 @@
 
 #define CONVLAB_REMOTE_UNPAREN(...) __VA_ARGS__
 
+namespace convlab::remote {
+class Entries;  // the judge's (convlab/remote.hpp) or the runner's (convlab/runner.hpp)
+}  // namespace convlab::remote
+
 #if defined(CONVLAB_JUDGE)
-#include "convlab/remote.hpp"
-/// The judge's proxy for one contract function.
+/// The judge's proxy for one contract function. It calls the judge's remote::call and
+/// host_array: the file that expands it includes the judge's convlab/remote.hpp (remote_labNN.cpp
+/// does, under CONVLAB_JUDGE); this header, a layer below the judge, does not.
 #define CONVLAB_REMOTE(ret, name, params, args)                                    \
   ret name params {                                                                \
     using ::convlab::remote::host_array;                                          \
