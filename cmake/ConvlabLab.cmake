@@ -85,13 +85,16 @@ endfunction()
 # times and compares for the judge; <runner> depends on the fence, so neither
 # `cmake --build` nor `convlab check` builds a runner around refused kernels. TEST also
 # registers a CTest test that runs it, so that ctest shows the verdict too. The runner's
-# own code (<runner_obj>, the runner, device, baselines, core and protocol libraries, the CPU runtime, and any
+# own code (<runner_obj>, the runner library, the lab-side libraries (harness_cuda, device_cuda,
+# bench_cuda, baselines, harness, report, device, bench, protocol), the CPU runtime, and any
 # file a lab appends to the runner's CONVLAB_FENCE_HARNESS property) is given to it: the
 # kernels may not define a name it defines.
 function(_convlab_fence kernels runner spec runner_obj)
   cmake_parse_arguments(F "" "TEST" "" ${ARGN})
-  set(harness "$<TARGET_OBJECTS:${runner_obj}>" "$<TARGET_FILE:convlab_runner>" "$<TARGET_FILE:convlab_device>"
-              "$<TARGET_FILE:convlab_baselines>" "$<TARGET_FILE:convlab_core>" "$<TARGET_FILE:convlab_protocol>")
+  set(harness "$<TARGET_OBJECTS:${runner_obj}>" "$<TARGET_FILE:convlab_runner>")
+  foreach(lib IN ITEMS harness_cuda device_cuda bench_cuda baselines harness report device bench protocol)
+    list(APPEND harness "$<TARGET_FILE:convlab_${lib}>")
+  endforeach()
   if(CONVLAB_BACKEND STREQUAL "cpu")
     list(APPEND harness "$<TARGET_FILE:convlab_cpu_runtime>")
   endif()
@@ -189,7 +192,7 @@ function(convlab_add_lab)
   endif()
   add_library(${lab}_tests_obj OBJECT ${ARG_TESTS} "${remote_file}")
   target_include_directories(${lab}_tests_obj PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
-  # The graders' code drives tests and compares (the golden models are convlab::core's, built at
+  # The graders' code drives tests and compares (the golden models are convlab::harness's, built at
   # the build type's level): -O1 like the command-line tools, which shortens every build with the
   # labs, a student's first too.
   target_link_libraries(${lab}_tests_obj PUBLIC convlab::judge PRIVATE convlab::options convlab::tool_options)
@@ -222,7 +225,7 @@ function(convlab_add_lab)
       target_compile_options(${lab}_kernels${suffix} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${CONVLAB_DEVICE_OPT_FLAGS}>")
     endif()
     target_include_directories(${lab}_kernels${suffix} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
-    target_link_libraries(${lab}_kernels${suffix} PUBLIC convlab::device PRIVATE convlab::options)
+    target_link_libraries(${lab}_kernels${suffix} PUBLIC convlab::harness_cuda PRIVATE convlab::options)
     add_executable(${lab}_runner${suffix} $<TARGET_OBJECTS:${lab}_remote_runner>)
     target_link_libraries(${lab}_runner${suffix} PRIVATE ${lab}_kernels${suffix} convlab::runner)
     if(CONVLAB_BACKEND STREQUAL "cuda")
@@ -249,7 +252,7 @@ function(convlab_add_lab)
         endif()
         set_target_properties(${lab}_ptx${suffix} PROPERTIES CUDA_PTX_COMPILATION ON CUDA_ARCHITECTURES "${ptx_arch}")
         target_include_directories(${lab}_ptx${suffix} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
-        target_link_libraries(${lab}_ptx${suffix} PRIVATE convlab::device convlab::options)
+        target_link_libraries(${lab}_ptx${suffix} PRIVATE convlab::harness_cuda convlab::options)
         add_custom_command(OUTPUT "${facts}"
           COMMAND convlab_ptxfacts "${facts}" "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
           DEPENDS ${lab}_ptx${suffix} convlab_ptxfacts "$<TARGET_OBJECTS:${lab}_ptx${suffix}>"
@@ -439,7 +442,7 @@ function(convlab_add_lab)
   # --- benchmark -------------------------------------------------------------
   if(ARG_BENCHMARK AND CONVLAB_BENCHMARKS AND CONVLAB_BACKEND STREQUAL "cuda")
     add_executable(${lab}_bench "${ARG_BENCHMARK}")
-    target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::bench convlab::options)
+    target_link_libraries(${lab}_bench PRIVATE ${lab}_kernels convlab::bench_driver convlab::options)
     target_compile_definitions(${lab}_bench PRIVATE CONVLAB_LAB_ID="${lab}" CONVLAB_SPEC_PATH="${spec_file}"
                                                     CONVLAB_IMPL_NAME="${CONVLAB_IMPL}")
     # cuDNN's best algorithm is timed next to the lab's kernels where cuDNN was found

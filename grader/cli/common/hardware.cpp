@@ -1,7 +1,7 @@
 // The GPU a run used. See hardware.hpp.
 #include "common/hardware.hpp"
 
-#include "grading/gpus.hpp"
+#include "common/cuda_devices.hpp"
 #include "common/sandbox.hpp"
 #include "common/util.hpp"
 

@@ -21,6 +21,8 @@
 /// once, and no GPU is checked.
 #pragma once
 
+#include "common/cuda_devices.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -28,13 +30,6 @@
 #include <vector>
 
 namespace convlab::cli {
-
-/// One GPU as nvidia-smi, or the driver, lists it.
-struct GpuListed {
-  int index = -1;    ///< nvidia-smi's index (for a MIG instance: its GPU's); in cuda_devices(): CUDA's ordinal
-  std::string uuid;  ///< "GPU-4b0d..." or "MIG-..."
-  std::string name;  ///< "NVIDIA H100 80GB HBM3" (for a MIG instance: "MIG 1g.10gb")
-};
 
 /// What the machine says about its GPUs, read once before a grading run (read_gpu_context()).
 struct GpuContext {
@@ -106,14 +101,6 @@ std::vector<GpuAssigned> assign_gpus(const std::vector<std::string>& entries, co
 /// Throws Error when two of `gpus` are the same GPU by UUID ("0" and that GPU's UUID): each GPU
 /// grades one submission at a time.
 void refuse_shared_gpus(const std::vector<GpuAssigned>& gpus);
-
-/// The GPUs CUDA shows this process (CUDA_VISIBLE_DEVICES applied), asked of the NVIDIA driver
-/// (libcuda.so.1, loaded at run time: a CPU-backend build has no CUDA runtime to ask). Empty, with
-/// `*reason` set, when there is no driver or no visible GPU.
-std::vector<GpuListed> cuda_devices(std::string* reason);
-
-/// A UUID as nvidia-smi prints it: `prefix` ("GPU-") and 16 bytes as 8-4-4-4-12 hex digits.
-std::string format_uuid(const unsigned char (&bytes)[16], const std::string& prefix = "GPU-");
 
 /// What the graders' environment shows for `gpu`: `probe` is probe_hardware(gpu.entry)'s record,
 /// whose "cuda_devices" the child read from the driver. Throws Error when it shows more than one

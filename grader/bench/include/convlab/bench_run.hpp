@@ -45,8 +45,8 @@ int run_benchmark(int argc, char** argv, const std::string& program, const std::
 /// then run alone, on a stream of its own, inside a profiling range opened by the marker kernel,
 /// which `convlab bench LAB --traffic` pairs with ncu's launches. `taps`: the loads of one output
 /// in the naive design (2r + 1, (2r + 1)^2, a stencil's points); `outputs`: the outputs (cell
-/// updates) the call computes, which the counts are divided by. Defined in convlab::bench (CUDA
-/// builds), with the marker kernel.
+/// updates) the call computes, which the counts are divided by. Defined in convlab::bench_driver
+/// (CUDA builds), with the marker kernel.
 void bench_traffic_call(const std::string& kernel, const std::string& size, int radius, int taps, double outputs,
                         const Launch& call);
 /// The row name of the grader's naive convolution baseline in the tables and traffic calls.
