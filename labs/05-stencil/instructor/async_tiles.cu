@@ -525,18 +525,6 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  try {
-    o = parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "lab05_async_tiles: " << e.what()
-              << "\nusage: lab05_async_tiles [--quick] [--n N] [--pairs K] [--markdown FILE]\n";
-    return 2;
-  }
-  try {
-    return run(o);
-  } catch (const std::exception& e) {
-    std::cerr << "lab05_async_tiles: " << e.what() << "\n";
-    return 1;
-  }
+  return convlab::instructor_main(argc, argv, "lab05_async_tiles",
+                                  "lab05_async_tiles [--quick] [--n N] [--pairs K] [--markdown FILE]", parse, run);
 }

@@ -363,7 +363,8 @@ int run(const Options& o) {
                       gpu.summary() + "\n\n";
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const ConvProblem& p = layers[i];
-    const std::vector<float> h_x = random_floats(p.input_elements(), 61 + i), h_w = random_floats(p.filter_elements(), 67 + i);
+    const std::vector<float> h_x = random_floats(p.input_elements(), 61 + i);
+    const std::vector<float> h_w = random_floats(p.filter_elements(), 67 + i);
     DeviceBuffer<float> d_x(h_x), d_w(h_w), d_y(p.output_elements()), d_ref(p.output_elements());
     const std::string why = refusal(p, d_x.get());
     if (!why.empty()) throw std::logic_error(name_of(p) + ": " + why);  // this file's own layers
@@ -410,17 +411,6 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  try {
-    o = parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "lab06_wgmma: " << e.what() << "\nusage: lab06_wgmma [--quick] [--pairs K] [--markdown FILE]\n";
-    return 2;
-  }
-  try {
-    return run(o);
-  } catch (const std::exception& e) {
-    std::cerr << "lab06_wgmma: " << e.what() << "\n";
-    return 1;
-  }
+  return convlab::instructor_main(argc, argv, "lab06_wgmma", "lab06_wgmma [--quick] [--pairs K] [--markdown FILE]",
+                                  parse, run);
 }

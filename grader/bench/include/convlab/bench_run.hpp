@@ -10,7 +10,9 @@
 #include "convlab/golden.hpp"
 #include "convlab/gpu.hpp"
 
+#include <exception>
 #include <functional>
+#include <iostream>
 #include <string>
 
 namespace convlab {
@@ -57,5 +59,27 @@ bool bench_traffic_requested();
 /// Throws std::runtime_error with the comparator's report unless `d_out` matches `golden`
 /// (after a device synchronisation): a benchmark of a wrong kernel means nothing.
 void verify_output(const DeviceBuffer<float>& d_out, const Golden& golden, const Grid& grid, const std::string& what);
+
+/// main() of a lab's instructor program (labs/NN-slug/instructor/): `parse` reads the command line
+/// (an exception there: the message and "usage: USAGE" printed, exit 2), `run` does the work and
+/// returns the exit status (0, or 77: skipped; an exception: the message printed, exit 1). Every
+/// message starts with "PROGRAM: ".
+template <class Options>
+int instructor_main(int argc, char** argv, const char* program, const char* usage,
+                    Options (*parse)(int, char**), int (*run)(const Options&)) {
+  Options options;
+  try {
+    options = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\nusage: " << usage << "\n";
+    return 2;
+  }
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
+}
 
 }  // namespace convlab
