@@ -1,7 +1,7 @@
 // The convlab command: a student's progress and feedback, an instructor's
 // batch grading, calibration and release. `convlab --help` lists the commands.
 #include "admin/admin.hpp"
-#include "admin/doctor.hpp"
+#include "grading/doctor.hpp"
 #include "grading/gpus.hpp"
 #include "grading/grade.hpp"
 #include "common/hardware.hpp"

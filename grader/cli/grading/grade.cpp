@@ -3,7 +3,7 @@
 #include "grading/grade.hpp"
 #include "grading/grade_internal.hpp"
 
-#include "admin/doctor.hpp"
+#include "grading/doctor.hpp"
 #include "common/hardware.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // convlab doctor (issue 18): reading a case's output, the verdicts, and the whole check with a GPU
 // described and fake case programs (the real ones need a GPU; grader/toolchain/gpu-compiler-check.sh
 // runs them on one).
-#include "admin/doctor.hpp"
+#include "grading/doctor.hpp"
 #include "test_files.hpp"
 #include "common/util.hpp"
 

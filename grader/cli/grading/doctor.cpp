@@ -1,5 +1,5 @@
 // convlab doctor: the known miscompile cases, on this machine's GPU and toolchain. See doctor.hpp.
-#include "admin/doctor.hpp"
+#include "grading/doctor.hpp"
 
 #include "common/sandbox.hpp"
 #include "common/util.hpp"
