@@ -392,8 +392,8 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") o.quick = true;
-    else if (a == "--n" && i + 1 < argc) o.n = std::stoi(argv[++i]);
-    else if (a == "--pairs" && i + 1 < argc) o.pairs = std::stoi(argv[++i]);
+    else if (a == "--n" && i + 1 < argc) o.n = whole_number_option(a, argv[++i]);
+    else if (a == "--pairs" && i + 1 < argc) o.pairs = whole_number_option(a, argv[++i]);
     else if (a == "--markdown" && i + 1 < argc) o.markdown = argv[++i];
     else throw std::invalid_argument("unknown argument '" + a + "'");
   }

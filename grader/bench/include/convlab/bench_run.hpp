@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 namespace convlab {
@@ -59,6 +60,18 @@ bool bench_traffic_requested();
 /// Throws std::runtime_error with the comparator's report unless `d_out` matches `golden`
 /// (after a device synchronisation): a benchmark of a wrong kernel means nothing.
 void verify_output(const DeviceBuffer<float>& d_out, const Golden& golden, const Grid& grid, const std::string& what);
+
+/// A whole number given to a command-line option: throws std::invalid_argument ("OPTION takes a
+/// whole number, got 'TEXT'") for anything else, such as "x", "3.5" or a number past int's range.
+inline int whole_number_option(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  try {
+    const int value = std::stoi(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(option + " takes a whole number, got '" + text + "'");
+}
 
 /// main() of a lab's instructor program (labs/NN-slug/instructor/): `parse` reads the command line
 /// (an exception there: the message and "usage: USAGE" printed, exit 2), `run` does the work and
