@@ -227,9 +227,9 @@ struct Evidence {
   bool counted_on_gpu = false;
   /// The launches' tensor_macs were measured: the CPU backend counts the warp matrix API's mma_sync in
   /// every build; a GPU's counters where the chip has smsp__ops_path_tensor_op_hmma_src_tf32_dst_fp32
-  /// (TF32 operands only; runner gpu_counters.cpp). Not sm__inst_executed_pipe_tensor_op_hmma: tried on
-  /// an H200 through the range profiler, it reported 40 to 300 per output for kernels with no
-  /// tensor-core instruction.
+  /// (TF32 operands only; on sm_90 Hopper's wgmma products, HGMMA, added: runner gpu_counters.cpp).
+  /// Not sm__inst_executed_pipe_tensor_op_hmma: tried on an H200 through the range profiler, it
+  /// reported 40 to 300 per output for kernels with no tensor-core instruction.
   bool tensor_counted = false;
   std::vector<std::uint8_t> writable_args;  ///< per pointer argument: 1 if the launcher may write it (not const)
 
