@@ -382,8 +382,11 @@ int run(const Options& o) {
     const int pairs = o.quick ? 3 : o.pairs;
     const Launch base = [&](cudaStream_t st) { conv_tensor_core(d_x.get(), d_w.get(), d_ref.get(), p, st); };
     const Launch cand = [&](cudaStream_t st) { wgmma_conv(d_x.get(), d_w.get(), d_y.get(), p, gpu.sm_count, st); };
+    // Poisoned again, so that the checks below see what the timed runs wrote (each overwrites the
+    // whole output), not the outputs checked above: a time of a wrong or unwritten result means nothing.
+    d_y.fill_bytes(0xFF);
+    d_ref.fill_bytes(0xFF);
     const SpeedRound round = measure_round(base, cand, pairs);
-    // What the timed runs wrote (each overwrites the whole output): a time of a wrong result means nothing.
     verify_output(d_y, golden, grid, "wgmma_conv on " + name_of(p) + ", after timing");
     verify_output(d_ref, golden, grid, "conv_tensor_core on " + name_of(p) + ", after timing");
     const double peak = wgmma_peak_gflops(gpu.sm_count), mma_peak = measure_tf32_mma_peak_gflops();
