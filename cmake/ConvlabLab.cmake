@@ -1,4 +1,4 @@
-# convlab_add_lab(TESTS <files> [BENCHMARK <file>])
+# convlab_add_lab(TESTS <files> [BENCHMARK <file>] [SM90A])
 #
 # Called once from labs/NN-slug/CMakeLists.txt. Reads the lab's grading spec
 # (labs/NN-slug/grading.json) for its id, its kernel files and its time limits,
@@ -25,8 +25,11 @@
 #                          'expect_asan' if given; with AddressSanitizer only the
 #                          mutants that have one, unless CONVLAB_ASAN_ALL_MUTANTS).
 #                          A mutant may name the backends
-#                          that catch it for certain ("backends": ["cpu"]); speed
+#                          that catch it for certain ("backends": ["cpu"]), or live
+#                          in the sm_90a code ("sm90a": true, SM90A below); speed
 #                          mutants are left out on the CPU backend.
+# SM90A: every variant's kernels are built for sm_90a where the architectures hold 90 (Hopper's
+# wgmma: convlab_cuda_sm90a() below), and their technique facts read from that code's PTX.
 # convlab_cuda_sources(<target> [UNCOUNTED] <files.cu>...)
 #
 # Adds CUDA sources to a target for the configured backend: compiled by nvcc
@@ -42,6 +45,43 @@
 # AddressSanitizer, which cannot be combined with it, and -DCONVLAB_CPU_COUNTING=OFF
 # (the records then say that counts are unavailable).
 set(CONVLAB_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")  # this folder, for the scripts the rules below run
+
+# convlab_cuda_sm90a(<target>)
+#
+# <target>'s CUDA code built for sm_90a, Hopper's architecture-specific target (wgmma,
+# convlab/wgmma.hpp), in place of 90 where the build's architectures hold it (90, 90-real,
+# 90-virtual; "native" on a GPU of compute capability 9.0); the others stay. It becomes 90a-real,
+# without compute_90 PTX: on a GPU of compute capability 9.0 what runs is then the sm_90a code, or
+# a just-in-time compilation of an older target's PTX, which convlab::wgmma::loaded() tells apart.
+# Defines CONVLAB_SM90A for <target>'s sources where it did; does nothing on the CPU backend,
+# with a toolkit before CUDA 12, or with "all", "all-major" or no architectures.
+function(convlab_cuda_sm90a target)
+  if(NOT CONVLAB_BACKEND STREQUAL "cuda" OR CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 12.0)
+    return()
+  endif()
+  set(archs ${CMAKE_CUDA_ARCHITECTURES})
+  if(archs STREQUAL "native" AND CMAKE_CUDA_ARCHITECTURES_NATIVE)
+    set(archs ${CMAKE_CUDA_ARCHITECTURES_NATIVE})
+  endif()
+  set(mapped "")
+  set(found FALSE)
+  foreach(a IN LISTS archs)
+    if(a MATCHES "^90a?(-real|-virtual)?$")
+      if(NOT found)
+        list(APPEND mapped 90a-real)
+      endif()
+      set(found TRUE)
+    elseif(a MATCHES "^[0-9]+[a-z]?(-real|-virtual)?$")
+      list(APPEND mapped "${a}")
+    else()
+      return()  # all, all-major, native without a GPU, OFF: left as they are
+    endif()
+  endforeach()
+  if(found)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${mapped}")
+    target_compile_definitions(${target} PRIVATE CONVLAB_SM90A=1)
+  endif()
+endfunction()
 
 function(convlab_cuda_sources target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "UNCOUNTED" "" "")
@@ -118,7 +158,7 @@ endfunction()
 # ---- end of the symbol fence ------------------------------------------------------------
 
 function(convlab_add_lab)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "BENCHMARK" "TESTS")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "SM90A" "BENCHMARK" "TESTS")
   if(NOT ARG_TESTS)
     message(FATAL_ERROR "convlab_add_lab: TESTS is required")
   endif()
@@ -226,6 +266,9 @@ function(convlab_add_lab)
     endif()
     target_include_directories(${lab}_kernels${suffix} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}")
     target_link_libraries(${lab}_kernels${suffix} PUBLIC convlab::harness_cuda PRIVATE convlab::options)
+    if(ARG_SM90A)
+      convlab_cuda_sm90a(${lab}_kernels${suffix})
+    endif()
     add_executable(${lab}_runner${suffix} $<TARGET_OBJECTS:${lab}_remote_runner>)
     target_link_libraries(${lab}_runner${suffix} PRIVATE ${lab}_kernels${suffix} convlab::runner)
     if(CONVLAB_BACKEND STREQUAL "cuda")
@@ -244,6 +287,12 @@ function(convlab_add_lab)
         list(GET CMAKE_CUDA_ARCHITECTURES_NATIVE 0 ptx_arch)
       endif()
       string(REGEX MATCH "^[0-9]+[a-z]?" ptx_arch "${ptx_arch}")
+      if(ARG_SM90A AND ptx_arch STREQUAL "90")
+        get_target_property(kernel_archs ${lab}_kernels${suffix} CUDA_ARCHITECTURES)
+        if("90a-real" IN_LIST kernel_archs)
+          set(ptx_arch 90a)  # the sm_90a code's PTX, which holds the wgmma code
+        endif()
+      endif()
       set(facts "${CMAKE_CURRENT_BINARY_DIR}/${lab}_runner${suffix}.facts.json")
       if(CONVLAB_DEVICE_OPT_FLAGS)
         add_library(${lab}_ptx${suffix} OBJECT ${sources})
@@ -373,6 +422,15 @@ function(convlab_add_lab)
         string(JSON m_backends ERROR_VARIABLE no_backends GET "${mutants}" mutants ${i} backends)
         if(NOT no_backends AND NOT m_backends MATCHES "\"${CONVLAB_BACKEND}\"")
           continue()
+        endif()
+        # 'sm90a' (optional): the bug lives in code that only the sm_90a build runs (a lab built with
+        # SM90A, for architectures that hold 90: its kernels on a GPU of compute capability 9.0).
+        string(JSON m_sm90a ERROR_VARIABLE no_sm90a GET "${mutants}" mutants ${i} sm90a)
+        if(NOT no_sm90a AND m_sm90a)
+          get_target_property(m_archs ${lab}_kernels CUDA_ARCHITECTURES)
+          if(NOT "90a-real" IN_LIST m_archs)
+            continue()
+          endif()
         endif()
         # The CPU backend can say more about some bugs (a missing barrier reads its NaN
         # for unwritten shared memory): 'expect_cpu'. Without guard zones, AddressSanitizer

@@ -348,6 +348,7 @@ const std::vector<HeaderDefinitions>& header_definitions() {
       {kBoth, "convlab/contract.hpp", {"convlab::require_conv1d_problem", "convlab::require_conv2d_problem"}},
       {kBoth, "convlab/device_buffer.hpp",
        {"convlab::DeviceBuffer<*", "convlab::poison_nan", "convlab::guard_nan"}},
+      {kBoth, "convlab/wgmma.hpp", {"convlab::wgmma::*"}},
       {kCpu, "convlab_cpu/launch.hpp and runtime.hpp",
        {"convlab_cpu::launch<*", "convlab_cpu::dynamic_shared<*", "typeinfo for convlab_cpu::launch<*",
         "typeinfo name for convlab_cpu::launch<*", "convlab_cpu::LaunchConfig::*", "convlab_cpu::LaunchSite::*",

@@ -479,8 +479,8 @@ const Case kCases[] = {
     {1, 130, 9, 11, 130, 3, 3, 1, 1, kSame},       // K = 130: two 128-row tiles (three of 64); C R S = 1170: three tables
     {2, 20, 14, 15, 150, 3, 3, 1, 1, kPad, 1, 1},  // K = 150, N P Q = 420: 2 x 4 tiles of 128 x 128
     {1, 3, 19, 133, 20, 5, 5, 1, 1, kSame},        // strip kernel: 20 filters in 3 groups of 8, 133 columns in 2 tiles
-    // The tensor-core window kernel (stride 1, 3 x 3): 70 columns in two tiles of 64, 13 rows in
-    // tiles of 2 or 4, C = 10 in chunks of 8 (the second partial), K = 70 in two tiles of 64.
+    // The tensor-core mma kernel's 4-byte copies (W = 70 and C = 10 not multiples of 4 and 8): C in
+    // chunks of 8 (the second partial), K = 70 in two tiles of 64.
     {2, 10, 13, 70, 70, 3, 3, 1, 1, kSame},
 };
 // GPU only: real layers, larger than any tile and (the first) than the L2 cache.
@@ -492,6 +492,12 @@ const Case kGpuCases[] = {
     {1, 3, 512, 512, 1, 3, 3, 3, 3, kSame},       // the lab report's largest
     {1, 3, 1000, 700, 1, 5, 5, 1, 1, kSame},      // one filter on an image large enough for the strip kernel
     {2, 128, 28, 28, 130, 3, 3, 1, 1, kPad, 1, 1},  // K = 130: two 128-row tiles, the second nearly empty
+    // The tensor-core wgmma kernel (compute capability 9.0; stride 1, 3 x 3, C <= 64, W % 4 == 0):
+    // K = 72 in two tiles of 64 (the second 8 filters), 340 pixels an image in 6 units of 64 (the
+    // last 20); and 400 units of 612 pixels, 4 a block on 132 SMs, so that a block's units cross
+    // from one image into the next, C = 12 in chunks of 8 (the second partial), no padding.
+    {3, 64, 17, 20, 72, 3, 3, 1, 1, kPad, 1, 1},
+    {40, 12, 20, 36, 40, 3, 3, 1, 1, kValid},
     // C R S = 73728 > 65535 column-matrix rows (im2col's grid.y) and one output tile, its taps in up
     // to 2 x SMs slices. On the CPU backend only the im2col graders take it: its tens of thousands of
     // blocks, and the slices' thousands of barriers each, cost 10 to 20 s per path there.
@@ -513,13 +519,16 @@ const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8,
 // the CPU backend; C R S / K = 4.5: writing a column matrix adds 4.5 stores per output.
 const Case kTechniqueDirect = {1, 6, 36, 140, 6, 6, 6, 1, 1, kValid};
 const Case kTechniqueGemmLayer = {2, 16, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
-// The same taps and filters at stride 2, and a stride-1 layer with a 2 x 2 filter (C R S = 256, not
-// fewer products per output than the first): the tensor-core slot's technique test judges the three
-// together. A design may take another kernel where the stride is not 1 or the filter not 3 x 3, as
-// the reference does (three kernels); a kernel that no judged layer launches fails the test when a
+// The same taps and filters at stride 2, and a stride-1 layer with a 2 x 2 filter: the tensor-core
+// slot's technique test judges these and kTechniqueChannels128 together, each by its own C R S and K. A design may take another kernel where the stride is not 1 or the filter not 3 x 3, as
+// the reference does (three kernels: the first layer takes its wgmma kernel on compute capability
+// 9.0, its mma kernel elsewhere); a kernel that no judged layer launches fails the test when a
 // correctness test launched it (convlab grade runs them in one process).
 const Case kTechniqueGemmLayerStride2 = {2, 16, 24, 24, 32, 3, 3, 2, 2, kPad, 1, 1};
 const Case kTechniqueGemmLayerFilter2x2 = {2, 64, 24, 24, 32, 2, 2, 1, 1, kValid};
+// And the kind of the speed graders' N8 C128 28x28 K128 layer, small: past 64 channels, where the
+// reference leaves its wgmma kernel (compute capability 9.0) for its mma kernel.
+const Case kTechniqueChannels128 = {1, 128, 8, 8, 128, 3, 3, 1, 1, kPad, 1, 1};
 const GemmCase kTechniqueGemm = {100, 300, 200};
 
 void register_lab06(Registry& reg) {
@@ -607,18 +616,19 @@ void register_lab06(Registry& reg) {
                                    outputs_per_thread(4)}));
     });
   }
-  {
-    const ConvProblem p = kTechniqueGemmLayer.problem();
-    const double crs = double(lab06::im2col_rows(p));
-    reg.gpu("technique", "tensor_core", kTechniqueGemmLayer.name(), [crs, p] {
-      check_conv_technique("tensor_core", tensor_core,
-                           std::vector<Case>{kTechniqueGemmLayer, kTechniqueGemmLayerStride2, kTechniqueGemmLayerFilter2x2},
-                           "the implicit GEMM's products on the tensor cores (wmma::mma_sync with TF32 fragments, or "
-                           "mma.sync), every product of each output's dot product, and no column matrix in device "
-                           "memory (no cudaMalloc)",
-                           all_of({tech::no_column_matrix(crs, p.k), tech::tensor_cores(crs)}), Precision::tf32);
-    });
-  }
+  reg.gpu("technique", "tensor_core", kTechniqueGemmLayer.name(), [] {
+    check_conv_technique(
+        "tensor_core", tensor_core,
+        std::vector<Case>{kTechniqueGemmLayer, kTechniqueGemmLayerStride2, kTechniqueGemmLayerFilter2x2,
+                          kTechniqueChannels128},
+        "the implicit GEMM's products on the tensor cores (wmma::mma_sync with TF32 fragments, mma.sync or wgmma), "
+        "every product of each output's dot product, and no column matrix in device memory (no cudaMalloc)",
+        [](const ConvProblem& p) {
+          const double crs = double(lab06::im2col_rows(p));
+          return all_of({tech::no_column_matrix(crs, p.k), tech::tensor_cores(crs)});
+        },
+        Precision::tf32);
+  });
   reg.gpu("technique", "gemm", kTechniqueGemm.name(), [] {
     if (!check_gemm(kTechniqueGemm)) {
       ADD_FAILURE() << "gemm" << kFixCorrectnessFirst;

@@ -134,7 +134,8 @@ constexpr const char* kFixCorrectnessFirst = ": the technique is checked on a co
 void check_conv_technique(const std::string& slot, const ConvFn& fn, const Case& cs, const std::string& asks,
                           const TechniqueRule& rule, Precision precision = Precision::fp32);
 void check_conv_technique(const std::string& slot, const ConvFn& fn, const std::vector<Case>& cases,
-                          const std::string& asks, const TechniqueRule& rule, Precision precision);
+                          const std::string& asks, const std::function<TechniqueRule(const ConvProblem&)>& rule_for,
+                          Precision precision);
 void check_im2col_gemm_technique(const Case& cs, const std::string& asks, const TechniqueRule& rule);
 #ifdef CONVLAB_HAVE_CUDNN
 void check_cudnn_technique(const Case& cs, const std::string& asks);

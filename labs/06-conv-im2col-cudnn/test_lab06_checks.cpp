@@ -152,25 +152,25 @@ void check_conv_technique(const std::string& slot, const ConvFn& fn, const Case&
   expect_technique(slot, asks, rule, double(L.p.output_elements()), double(lab06::im2col_rows(L.p)));
 }
 
-// The same on several layers of one C R S and K (the rules' per-output amounts stay those of one
-// layer), judged together: a slot whose design takes another kernel for another kind of layer (the
-// tensor-core reference's gather kernel where the stride is not 1) has each kernel judged, where
-// judging one layer would leave the others' kernels unjudged (technique.hpp, unjudged_kernels).
+// The same on several layers, each judged by the rule made for it (its own C R S and K), together
+// in one test: a slot whose design takes another kernel for another kind of layer (the tensor-core
+// reference's gather kernel where the stride is not 1, its mma kernel past 64 channels) has each
+// kernel judged, where judging one layer would leave the others' kernels unjudged (technique.hpp,
+// unjudged_kernels).
 void check_conv_technique(const std::string& slot, const ConvFn& fn, const std::vector<Case>& cases,
-                          const std::string& asks, const TechniqueRule& rule, Precision precision) {
-  double outputs = 0;
-  std::vector<remote::CallRecord> calls;  // each run clears remote::calls(): kept layer by layer
+                          const std::string& asks, const std::function<TechniqueRule(const ConvProblem&)>& rule_for,
+                          Precision precision) {
+  std::vector<JudgedProblem> judged;
   for (const Case& cs : cases) {
     Layer L(cs.problem(), current_seed());
     if (!run_and_compare(fn, L, "", precision)) {
       ADD_FAILURE() << slot << kFixCorrectnessFirst << " (layer " << shape_text(L.p) << ")";
       return;
     }
-    outputs += double(L.p.output_elements());
-    calls.insert(calls.end(), remote::calls().begin(), remote::calls().end());
+    judged.push_back({shape_text(L.p), remote::calls(), double(L.p.output_elements()),
+                      double(lab06::im2col_rows(L.p)), rule_for(L.p)});
   }
-  const ConvProblem p = cases.front().problem();
-  expect_technique(slot, asks, rule, outputs, double(lab06::im2col_rows(p)), calls);
+  expect_technique(slot, asks, judged);
 }
 
 }  // namespace lab06_tests

@@ -23,37 +23,28 @@
 // The inputs are rounded to TF32 (__float_to_tf32: to nearest) in the fragments; the error
 // bound the graders allow is in the handout.
 //
-// Stride 1 and a small filter take a second kernel, window_kernel: the gather above costs integer
-// work for every element of every A tile (C R S of them per pixel), and that work, not the tensor
-// cores, bounds it. With stride 1 the A tile of tap (r, s) is the tile of tap (0, 0) moved by r
-// rows and s columns, so a block copies its input window once a channel chunk, read by every tap:
-//   - a block: th output rows x 16 mx columns of one image (mx = 1, 2 or 4 fragments across a
-//     row, th = MT / mx rows; MT = 16 or 8 fragments of 16 pixels), 64 filters; 8 warps, each
-//     MT / 4 pixel fragments x 2 filter fragments;
-//   - per stage (three, cp.async): 8 channels of the window, (th + R - 1) x (16 mx + S - 1)
-//     pixels, stored channel-innermost (w[row][col][c], 8 floats a pixel), so that the A fragment
-//     of any tap is 16 consecutive pixels x 8 channels = 128 contiguous floats at a 32-byte
-//     aligned address, ld 8 (row-major); and the 64 filters' taps of those channels, f[rs][k][c]
-//     (B column-major, ld 8). A chunk is R S steps of k = 8: one per tap, no gather arithmetic;
-//   - the operands are not converted: the tensor cores read the upper 19 bits of each float
-//     (truncation, within the same bound as rounding: the handout's u = 2^-10);
-//   - the epilogue as above (c[k][m], then y, pixel-contiguous).
-//
-// Stride 1 and 3 x 3 filters (every ResNet layer of the lab) take a third, mma_kernel: the window
-// kernel's products without the warp matrix API, with PTX mma.sync.m16n8k8 and fragments each lane
-// loads itself, from a window laid out as the input lies (see its section below). On the N32 C64
-// 56x56 K64 layer (H200): general kernel 0.26 ms, window kernel 0.15 ms, mma kernel 0.067 ms.
+// Stride 1 and 3 x 3 filters (every ResNet layer of the lab) take a second kernel, mma_kernel: the
+// gather above costs integer work for every element of every A tile (C R S of them per pixel), and
+// that work, not the tensor cores, bounds it. With stride 1 the A tile of tap (r, s) is the tile of
+// tap (0, 0) moved by r rows and s columns, so a block copies its input window once a channel
+// chunk, and every tap reads it; the products are PTX mma.sync.m16n8k8, whose fragments each lane
+// loads itself (see its section below). On Hopper (compute capability 9.0) the layers of up to 64
+// channels take a third, wgmma_kernel: the same window, the products on the warpgroup instruction
+// wgmma, the filters read by the tensor cores from shared memory (convlab/wgmma.hpp; this lab's
+// kernels are built for sm_90a: labs/06-conv-im2col-cudnn/CMakeLists.txt). On the N32 C64 56x56 K64
+// layer (H200): general kernel 0.26 ms, mma kernel 0.067 ms, wgmma kernel 0.052 ms.
 #include "lab06.hpp"
 
 #include <convlab/check.hpp>
+#include <convlab/wgmma.hpp>
 
 #include <cuda_pipeline.h>
 #include <mma.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace convlab::lab06 {
 namespace {
@@ -190,205 +181,18 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-// --- window_kernel: stride 1 --------------------------------------------------------------------
+// --- shared by the stride-1 kernels -----------------------------------------------------------
 
-constexpr int kWinBN = 64;     // filters a block
-constexpr int kChunk = 8;      // channels a step: one k = 8 fragment step per tap
-constexpr int kWinStages = 3;  // shared-memory stages
-constexpr int kMaxWinSharedBytes = 113 * 1024;  // two blocks an SM on sm_90 (228 KB an SM; sm_80 has 164)
-
-// The tiling of one launch (the launcher picks it; see window_geometry()).
-struct WindowGeometry {
-  int mx_log2;         // 16-pixel fragments across a tile row: 1 << mx_log2 (1, 2 or 4)
-  int th;              // tile rows (MT >> mx_log2)
-  int wr, wc;          // window rows and columns: th + R - 1, 16 mx + S - 1
-  int tiles_x, tiles_y;  // tiles across Q and down P
-  int window_floats;   // wr wc 8
-  int stage_floats;    // window_floats + R S 64 8
-};
-
-// Copies channel chunk c0 of the block's window and of its 64 filters into one stage (4-byte
-// asynchronous copies; zero fills outside the image, past C and past K). Thread t copies channel
-// t % 8 of every 32nd window pixel, and of filters t / 8 and t / 8 + 32.
-__device__ void load_window_chunk(const float* __restrict__ x_img, const float* __restrict__ w, const ConvProblem& p,
-                                  const WindowGeometry& g, int c0, int f0, int iy0, int ix0, float* win,
-                                  float* taps) {
-  const int tid = int(threadIdx.x), c = tid % kChunk;
-  const bool c_ok = c0 + c < p.c;
-  const float* x_c = x_img + std::size_t(c_ok ? c0 + c : 0) * p.h * p.w;
-  int row = (tid / kChunk) / g.wc, col = (tid / kChunk) % g.wc;
-  while (row < g.wr) {
-    const int iy = iy0 + row, ix = ix0 + col;
-    const bool ok = c_ok && iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
-    __pipeline_memcpy_async(win + (row * g.wc + col) * kChunk + c, ok ? x_c + iy * p.w + ix : x_img, sizeof(float),
-                            ok ? 0 : sizeof(float));
-    col += kThreads / kChunk;
-    while (col >= g.wc) col -= g.wc, ++row;
-  }
-  const int RS = p.r * p.s;
-  for (int f = tid / kChunk; f < kWinBN; f += kThreads / kChunk) {
-    const bool ok = c_ok && f0 + f < p.k;
-    const float* w_fc = w + (std::size_t(ok ? f0 + f : 0) * p.c + (ok ? c0 + c : 0)) * RS;
-    for (int rs = 0; rs < RS; ++rs)
-      __pipeline_memcpy_async(taps + (rs * kWinBN + f) * kChunk + c, ok ? w_fc + rs : w, sizeof(float),
-                              ok ? 0 : sizeof(float));
-  }
-}
-
-// The window kernel's fragment loads, from shared memory said in the instruction. The warp matrix
-// API takes a generic pointer, and nvcc compiles load_matrix_sync from shared memory to a generic
-// load (PTX wmma.load without .shared, SASS LD instead of LDS), which resolves the address space
-// at run time: seen on an H200 (CUDA 13.0), where the window kernel with these loads took 0.146 ms
-// on N32 C64 56x56 K64 3x3 and with load_matrix_sync 0.174 ms. (The GPU's counters also count
-// generic loads and stores as global ones.) The CPU backend runs the API's loads: it has no PTX.
-namespace wmma = nvcuda::wmma;
-using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
-using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major>;
-
-template <class Frag>
-__device__ __forceinline__ void load_shared(Frag& f, const float* p, unsigned ld) {
-  static_assert(std::is_same_v<Frag, FragA> || std::is_same_v<Frag, FragB>, "an A or B fragment of m16n16k8 TF32");
-#if defined(__CUDA_ARCH__)
-  const unsigned address = unsigned(__cvta_generic_to_shared(p));
-  unsigned u[4];
-  if constexpr (std::is_same_v<Frag, FragA>)
-    asm("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3]) : "r"(address), "r"(ld));
-  else
-    asm("wmma.load.b.sync.aligned.col.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3]) : "r"(address), "r"(ld));
-  for (int e = 0; e < 4; ++e) f.x[e] = __uint_as_float(u[e]);
-#else
-  wmma::load_matrix_sync(f, p, ld);
-#endif
-}
-
-// MT: 16-pixel fragments a block (16 or 8), MT / 4 a warp.
-template <int MT>
-__global__ void __launch_bounds__(kThreads, 2)
-    window_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, ConvProblem p,
-                  int P, int Q, WindowGeometry g) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  // No TF32 tensor cores before compute capability 8.0: the launcher refuses such a GPU.
-#else
-  using namespace nvcuda;
-  constexpr int kFrags = MT / 4;      // pixel fragments a warp
-  constexpr int kTilePixels = MT * 16;
-  constexpr int kLdOut = kTilePixels + 4;  // c[k][m], after the last step
-  extern __shared__ __align__(128) float smem[];
-
-  const int tid = int(threadIdx.x), warp = tid / 32;
-  const int warp_m = warp % 4, warp_n = warp / 4;
-  const int mx = 1 << g.mx_log2;
-  // The block's tile: image n, output rows oy0.., columns ox0.. .
-  int b = int(blockIdx.x);
-  const int tile_x = b % g.tiles_x;
-  b /= g.tiles_x;
-  const int tile_y = b % g.tiles_y, n = b / g.tiles_y;
-  const int oy0 = tile_y * g.th, ox0 = tile_x * 16 * mx;
-  const float* x_img = x + std::size_t(n) * p.c * p.h * p.w;
-  const int chunks = (p.c + kChunk - 1) / kChunk;
-
-  // Where this warp's pixel fragments start in a stage's window (tap (0, 0)).
-  int a_base[kFrags];
-  for (int i = 0; i < kFrags; ++i) {
-    const int frag = warp_m * kFrags + i;
-    a_base[i] = ((frag >> g.mx_log2) * g.wc + (frag & (mx - 1)) * 16) * kChunk;
-  }
-
-  for (int f0 = int(blockIdx.y) * kWinBN; f0 < p.k; f0 += int(gridDim.y) * kWinBN) {
-    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[kFrags][2];
-    for (int i = 0; i < kFrags; ++i)
-      for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-
-    for (int t = 0; t < kWinStages - 1; ++t) {
-      if (t < chunks)
-        load_window_chunk(x_img, w, p, g, t * kChunk, f0, oy0 - p.pad_h, ox0 - p.pad_w, smem + t * g.stage_floats,
-                          smem + t * g.stage_floats + g.window_floats);
-      __pipeline_commit();
-    }
-    for (int t = 0; t < chunks; ++t) {
-      const int ahead = t + kWinStages - 1;  // the chunk copied while this one is multiplied
-      if (ahead < chunks) {
-        float* stage = smem + (ahead % kWinStages) * g.stage_floats;
-        load_window_chunk(x_img, w, p, g, ahead * kChunk, f0, oy0 - p.pad_h, ox0 - p.pad_w, stage,
-                          stage + g.window_floats);
-      }
-      __pipeline_commit();
-      __pipeline_wait_prior(kWinStages - 1);  // chunk t's copies have landed (this thread's)
-      __syncthreads();                        // ... and every thread's
-      const float* win = smem + (t % kWinStages) * g.stage_floats;
-      const float* taps = win + g.window_floats;
-      for (int r = 0; r < p.r; ++r)
-        for (int s = 0; s < p.s; ++s) {
-          const int shift = (r * g.wc + s) * kChunk;  // tap (r, s): the window moved r rows, s columns
-          FragB fb[2];
-          for (int j = 0; j < 2; ++j)
-            load_shared(fb[j], taps + ((r * p.s + s) * kWinBN + warp_n * 32 + j * 16) * kChunk, kChunk);
-#pragma unroll
-          for (int i = 0; i < kFrags; ++i) {
-            FragA fa;
-            load_shared(fa, win + a_base[i] + shift, kChunk);
-            for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
-          }
-        }
-      __syncthreads();  // every warp is done with this stage before it is filled again
-    }
-
-    // Epilogue: c[k][m] (m = fragment * 16 + pixel), then y, pixel-contiguous.
-    for (int i = 0; i < kFrags; ++i)
-      for (int j = 0; j < 2; ++j)
-        wmma::store_matrix_sync(smem + (warp_n * 32 + j * 16) * kLdOut + (warp_m * kFrags + i) * 16, acc[i][j],
-                                kLdOut, wmma::mem_col_major);
-    __syncthreads();
-    for (int e = tid; e < kWinBN * kTilePixels; e += kThreads) {
-      const int f = e / kTilePixels, m = e % kTilePixels, frag = m / 16;
-      const int oy = oy0 + (frag >> g.mx_log2), ox = ox0 + (frag & (mx - 1)) * 16 + m % 16;
-      if (f0 + f < p.k && oy < P && ox < Q)
-        y[((std::size_t(n) * p.k + f0 + f) * P + oy) * Q + ox] = smem[f * kLdOut + m];
-    }
-    __syncthreads();  // c read before the next filter tile's copies overwrite it
-  }
-#endif
-}
-
-// The tiling for MT fragments a block: mx fragments across a row (4 for Q > 32, 2 for Q > 16,
-// else 1), th = MT / mx rows.
-WindowGeometry window_geometry(const ConvProblem& p, int P, int Q, int MT) {
-  WindowGeometry g;
-  g.mx_log2 = Q > 32 ? 2 : Q > 16 ? 1 : 0;
-  g.th = MT >> g.mx_log2;
-  g.wr = g.th + p.r - 1;
-  g.wc = (16 << g.mx_log2) + p.s - 1;
-  g.tiles_x = (Q + (16 << g.mx_log2) - 1) / (16 << g.mx_log2);
-  g.tiles_y = (P + g.th - 1) / g.th;
-  g.window_floats = g.wr * g.wc * kChunk;
-  g.stage_floats = g.window_floats + p.r * p.s * kWinBN * kChunk;
-  return g;
-}
-
-std::size_t window_shared_bytes(const WindowGeometry& g, int MT) {
-  const std::size_t stages = std::size_t(kWinStages) * g.stage_floats, out = std::size_t(kWinBN) * (MT * 16 + 4);
-  return (stages > out ? stages : out) * sizeof(float);
-}
-
-template <int MT>
-void launch_window(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, int P, int Q,
-                   const WindowGeometry& g, cudaStream_t stream) {
-  const std::size_t bytes = window_shared_bytes(g, MT);
-  CONVLAB_CUDA_CHECK(cudaFuncSetAttribute(window_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  const long long filter_tiles = (p.k + kWinBN - 1) / kWinBN;
-  const dim3 grid(unsigned(1LL * p.n * g.tiles_y * g.tiles_x), unsigned(filter_tiles < 65535 ? filter_tiles : 65535));
-  window_kernel<MT><<<grid, kThreads, bytes, stream>>>(d_x, d_w, d_y, p, P, Q, g);
-  CONVLAB_CHECK_LAUNCH();
-}
+constexpr int kChunk = 8;  // channels a step: one k = 8 step of the products per tap
+constexpr int kMaxSharedBytes = 113 * 1024;  // two blocks an SM on sm_90 (228 KB an SM; sm_80 has 164)
 
 // --- mma_kernel: stride 1, 3 x 3, the tensor cores' own instruction -----------------------------
 //
-// The window kernel's bounds are the warp matrix API's: a fragment is loaded from 16 rows of one
-// leading dimension, 32-byte aligned, so the window must be channel-innermost (ld 8: two lanes on
-// each shared-memory bank), and the layout of a fragment in the lanes' registers is not told, so
-// the API is all a kernel can use. PTX's mma.sync.m16n8k8 (TF32) tells it: lane l = 4 g + t holds
+// A block copies its input window (the rows under its outputs, + 2) once a chunk of 8 channels, and
+// tap (r, s) reads it moved by r rows and s columns. Through the warp matrix API the window would
+// have to be channel-innermost (a fragment is 16 rows of one leading dimension, 32-byte aligned: ld
+// 8, two lanes on each shared-memory bank), and which lane holds which element is not told, so the
+// API would be all a kernel can use. PTX's mma.sync.m16n8k8 (TF32) tells it: lane l = 4 g + t holds
 //   A (16 pixels x 8 channels): a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4], a3 = A[g + 8][t + 4]
 //   B (8 channels x 8 filters): b0 = B[t][g], b1 = B[t + 4][g]
 //   C (16 x 8): c0 = C[g][2t], c1 = C[g][2t + 1], c2 = C[g + 8][2t], c3 = C[g + 8][2t + 1]
@@ -653,6 +457,205 @@ void launch_mma(const float* d_x, const float* d_w, float* d_y, const ConvProble
   CONVLAB_CHECK_LAUNCH();
 }
 
+// --- wgmma_kernel: Hopper (compute capability 9.0), stride 1, 3 x 3, up to 64 channels ----------
+//
+// mma_kernel's products on Hopper's warpgroup instruction (convlab/wgmma.hpp): a warpgroup (4 warps)
+// multiplies 64 output pixels by 64 filters by 8 channels in one wgmma.mma_async m64n64k8, whose
+// TF32 peak is about twice mma.sync's. A comes from registers, laid out per warp as mma.sync's A
+// fragment, so the lanes load it from a channel-major window exactly as mma_kernel's do; B is read
+// by the tensor cores themselves from shared memory through a matrix descriptor, with no load
+// instructions in the warps. TF32 takes B K-major: a tap's 64 x 8 filter tile is 16 core matrices
+// of 8 filters x 4 channels (128 contiguous bytes), the two along K 128 bytes apart, the eight
+// along N 256 bytes apart, no swizzle (filter_at()).
+//   - Every filter of the block's 64 for every channel stays in shared memory (C / 8 chunks x 9
+//     taps x 2064 bytes: 149 KB for C = 64), so a block is persistent: one an SM, a contiguous range
+//     of 64-pixel units (units / SMs each), taken in tiles of up to 4 units inside one image, one unit
+//     a warpgroup. The filters are copied with the first tile's chunks (4-byte cp.async); the
+//     windows (three stages, 16-byte cp.async) run on across tiles, two chunks ahead.
+//   - cp.async writes shared memory through the generic proxy, the tensor cores read it through the
+//     async proxy: a proxy fence between them (wgmma::shared_writes_to_async_proxy()), then a barrier.
+//   - A group of a filter row's 3 taps is committed at a time, and the lanes load the next row's A
+//     while it runs (wgmma::wait<1>: three register sets, one a row, each reused only after its group
+//     is done).
+//   - A warpgroup whose unit lies past the tile's end skips the whole chunk, not single products: a
+//     branch around single wgmma instructions makes ptxas serialize them (its warning C7520).
+// Measured on the N32 C64 56x56 K64 layer (H200, L2 flushed, interleaved with mma_kernel): 0.052 ms
+// against 0.067 ms.
+constexpr int kUnit = 64;              // output pixels a warpgroup multiplies (wgmma's m)
+constexpr int kGroups = 4;             // warpgroups a block: a tile is up to 4 units
+constexpr int kWgThreads = 128 * kGroups;
+constexpr int kWgStages = 3;           // window stages
+constexpr int kTapFloats = 516;        // a tap's 64 x 8 filter tile: 512 floats, + 4 (banks, when written)
+constexpr int kWgMaxChannels = 64;     // the filters stay in shared memory
+
+// Where filter k, channel c (of a chunk of 8) lies in its tap's tile: core matrix (k / 8, c / 4).
+__host__ __device__ constexpr int filter_at(int k, int c) { return (k / 8) * 64 + (c / 4) * 32 + (k % 8) * 4 + c % 4; }
+
+// One launch: the window of a tile (as mma_kernel's, for 4 units of pixels) and the blocks' shares.
+struct WgmmaPlan {
+  int wr, wc, kc, ix0, lead, window_floats;  // as MmaGeometry's
+  int units_per_image, units, per_block;     // 64-pixel units (an image's last may hang over)
+};
+
+// Channels c0 .. c0 + 7 of a tile's window into a stage: 16-byte copies (W % 4 == 0), zeros
+// outside the image and past C.
+__device__ void copy_wgmma_window(const float* __restrict__ x_img, const ConvProblem& p, const WgmmaPlan& g, int c0,
+                                  int iy0, float* win) {
+  const int per_row = g.wc / 4;
+  const std::size_t plane = std::size_t(p.h) * p.w;
+  for (int e = int(threadIdx.x); e < g.wr * per_row; e += kWgThreads) {
+    const int row = e / per_row, col = e % per_row * 4, iy = iy0 + row, ix = g.ix0 + col;
+    const bool inside = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+    const float* src = x_img + std::size_t(c0) * plane + (inside ? std::size_t(iy) * p.w + ix : 0);
+    float* dst = win + row * g.wc + col;
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c, src += plane, dst += g.kc) {
+      const bool ok = inside && c0 + c < p.c;
+      __pipeline_memcpy_async(dst, ok ? src : x_img, 16, ok ? 0 : 16);
+    }
+  }
+}
+
+// Channels c0 .. c0 + 7 of the block's 64 filters into their taps' tiles: thread t copies the 9
+// taps of (filter t / 8, channel c0 + t % 8), 9 consecutive floats of w; zeros past K and C.
+__device__ void copy_wgmma_filters(const float* __restrict__ w, const ConvProblem& p, int f0, int c0, float* filt) {
+  for (int pair = int(threadIdx.x); pair < kUnit * kChunk; pair += kWgThreads) {
+    const int k = pair / kChunk, c = pair % kChunk;
+    const bool ok = f0 + k < p.k && c0 + c < p.c;
+    float* dst = filt + (c0 / kChunk) * 9 * kTapFloats + filter_at(k, c);
+    const float* src = ok ? w + (std::size_t(f0 + k) * p.c + c0 + c) * 9 : w;
+#pragma unroll
+    for (int rs = 0; rs < 9; ++rs)
+      __pipeline_memcpy_async(dst + rs * kTapFloats, src + (ok ? rs : 0), sizeof(float), ok ? 0 : sizeof(float));
+  }
+}
+
+__global__ void __launch_bounds__(kWgThreads, 1)
+    wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, ConvProblem p, int P,
+                 int Q, WgmmaPlan g) {
+  // Compiled for every target, but its products only in the sm_90a code (convlab/wgmma.hpp): the
+  // launcher asks wgmma::loaded() first.
+  extern __shared__ __align__(128) float smem[];
+  const int chunks = (p.c + kChunk - 1) / kChunk;
+  float* const filt = smem;                              // [chunks][9][kTapFloats]
+  float* const stages = smem + chunks * 9 * kTapFloats;  // [kWgStages][g.window_floats]
+  const int tid = int(threadIdx.x), lane = tid % 32, warp = tid / 32, group = warp / 4, wq = warp % 4;
+  const int lg = lane / 4, lt = lane % 4;
+  const int f0 = int(blockIdx.y) * kUnit, PQ = P * Q;
+  const int u_begin = int(blockIdx.x) * g.per_block, u_end = min(g.units, u_begin + g.per_block);
+  const auto tile_units = [&](int u) {  // the tile starting at unit u: up to 4 units, one image
+    return min(kGroups, min(u_end, (u / g.units_per_image + 1) * g.units_per_image) - u);
+  };
+
+  // The copies run two chunks ahead of the products: (tile pu, chunk pc) next.
+  int pu = u_begin, pc = 0;
+  const auto copy_next = [&](float* stage) {
+    if (pu < u_end) {
+      if (pu == u_begin) copy_wgmma_filters(w, p, f0, pc * kChunk, filt);  // the first tile brings the filters
+      const int n = pu / g.units_per_image, m0 = pu % g.units_per_image * kUnit;
+      copy_wgmma_window(x + std::size_t(n) * p.c * p.h * p.w, p, g, pc * kChunk, m0 / Q - p.pad_h, stage);
+      if (++pc == chunks) pc = 0, pu += tile_units(pu);
+    }
+    __pipeline_commit();
+  };
+  copy_next(stages);
+  copy_next(stages + g.window_floats);
+
+  float acc[32] = {};
+  int step = 0;
+  for (int tu = u_begin; tu < u_end;) {
+    const int units = tile_units(tu);
+    const int n = tu / g.units_per_image, m0 = tu % g.units_per_image * kUnit, oy0 = m0 / Q;
+    const bool active = group < units;
+    // This lane's A elements of tap (0, 0): pixels lg and lg + 8 of its warp's 16, channel lt
+    // (lt + 4: 4 kc further). Pixels past the image read the tile's first one (never stored).
+    int a_at[2];
+    for (int h = 0; h < 2; ++h) {
+      int m = m0 + group * kUnit + wq * 16 + lg + 8 * h;
+      if (m >= PQ || !active) m = m0;
+      a_at[h] = lt * g.kc + (m / Q - oy0) * g.wc + m % Q + g.lead;
+    }
+    for (int c = 0; c < chunks; ++c, ++step) {
+      __pipeline_wait_prior(1);  // this step's copies have landed (this thread's)
+      if (step < chunks) wgmma::shared_writes_to_async_proxy();  // the filters, for the tensor cores
+      __syncthreads();  // ... every thread's; and every warp is done with the stage filled next
+      copy_next(stages + (step + 2) % kWgStages * g.window_floats);
+      if (!active) continue;  // around the whole chunk: the wgmma pipeline stays as it is
+      const float* win = stages + step % kWgStages * g.window_floats;
+      const float* taps = filt + c * 9 * kTapFloats;
+      float a[3][3][4];
+#pragma unroll
+      for (int r = 0; r < 3; ++r) {
+#pragma unroll
+        for (int s = 0; s < 3; ++s) {
+          const float* tap = win + r * g.wc + s;  // the window moved r rows, s columns
+          a[r][s][0] = tap[a_at[0]], a[r][s][1] = tap[a_at[1]];
+          a[r][s][2] = tap[a_at[0] + 4 * g.kc], a[r][s][3] = tap[a_at[1] + 4 * g.kc];
+        }
+        wgmma::fence();  // the A registers just written
+#pragma unroll
+        for (int s = 0; s < 3; ++s)
+          wgmma::mma_64x64x8(acc, a[r][s], wgmma::descriptor(taps + (r * 3 + s) * kTapFloats, 128, 256));
+        wgmma::commit();
+        wgmma::wait<1>();  // the previous row's group is done: its registers may be loaded again
+      }
+    }
+    wgmma::wait<0>();
+    // Accumulator i: pixel wq 16 + lg + 8 (i / 2 % 2) of the unit, filter 8 (i / 4) + 2 lt + i % 2.
+    float* const y_img = y + std::size_t(n) * p.k * PQ;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const int m = m0 + group * kUnit + wq * 16 + lg + 8 * (i / 2 % 2), f = f0 + 8 * (i / 4) + 2 * lt + i % 2;
+      if (active && m < PQ && f < p.k) y_img[std::size_t(f) * PQ + m] = acc[i];
+      acc[i] = 0.0f;
+    }
+    tu += units;
+  }
+}
+
+WgmmaPlan wgmma_plan(const ConvProblem& p, int P, int Q, int sms) {
+  WgmmaPlan g;
+  g.wr = (Q - 1 + kUnit * kGroups - 1) / Q + 1 + p.r - 1;
+  g.ix0 = -((p.pad_w + 3) / 4 * 4);
+  g.lead = -p.pad_w - g.ix0;
+  g.wc = (g.lead + Q + p.s - 1 + 3) / 4 * 4;
+  g.kc = (g.wr * g.wc + 23) / 32 * 32 + 8;
+  g.window_floats = kChunk * g.kc;
+  g.units_per_image = (P * Q + kUnit - 1) / kUnit;
+  g.units = p.n * g.units_per_image;
+  const int filter_tiles = (p.k + kUnit - 1) / kUnit;
+  const int columns = std::max(1, std::min(g.units, sms / filter_tiles));  // blocks along the pixels
+  g.per_block = (g.units + columns - 1) / columns;
+  return g;
+}
+
+std::size_t wgmma_shared_bytes(const ConvProblem& p, const WgmmaPlan& g) {
+  return (std::size_t((p.c + kChunk - 1) / kChunk) * 9 * kTapFloats + std::size_t(kWgStages) * g.window_floats) *
+         sizeof(float);
+}
+
+// Whether wgmma_kernel takes the layer on this device (it is the sm_90a code's, on compute capability 9.0).
+bool wgmma_takes(const ConvProblem& p, int P, int Q, const float* d_x, int device) {
+  if (p.stride_h != 1 || p.stride_w != 1 || p.r != 3 || p.s != 3 || p.c > kWgMaxChannels || p.w % 4 != 0 ||
+      reinterpret_cast<std::uintptr_t>(d_x) % 16 != 0 || 1LL * p.n * ((1LL * P * Q + kUnit - 1) / kUnit) > 0x7FFFFFFF ||
+      (p.k + kUnit - 1) / kUnit > 65535 || !wgmma::loaded(wgmma_kernel))
+    return false;
+  int sms = 0, optin = 0;
+  CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return wgmma_shared_bytes(p, wgmma_plan(p, P, Q, sms)) <= std::size_t(optin);
+}
+
+void launch_wgmma(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, int P, int Q, int sms,
+                  cudaStream_t stream) {
+  const WgmmaPlan g = wgmma_plan(p, P, Q, sms);
+  const std::size_t bytes = wgmma_shared_bytes(p, g);
+  CONVLAB_CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  const dim3 grid(unsigned((g.units + g.per_block - 1) / g.per_block), unsigned((p.k + kUnit - 1) / kUnit));
+  wgmma_kernel<<<grid, kWgThreads, bytes, stream>>>(d_x, d_w, d_y, p, P, Q, g);
+  CONVLAB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void conv_tensor_core(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, cudaStream_t stream) {
@@ -666,6 +669,7 @@ void conv_tensor_core(const float* d_x, const float* d_w, float* d_y, const Conv
   const int P = p.out_h(), Q = p.out_w();
   int sms = 0;
   CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (wgmma_takes(p, P, Q, d_x, device)) return launch_wgmma(d_x, d_w, d_y, p, P, Q, sms, stream);
   if (p.stride_h == 1 && p.stride_w == 1 && p.r == 3 && p.s == 3 && (p.k + kMmaBN - 1) / kMmaBN <= 65535) {
     // The mma kernel where its stages fit twice an SM: blocks of 224 pixels (7 warps of 32 x 64),
     // or of 128 (8 warps of 32 x 32) where 224 would leave SMs without two blocks.
@@ -674,21 +678,12 @@ void conv_tensor_core(const float* d_x, const float* d_w, float* d_y, const Conv
     const MmaGeometry g224 = mma_geometry(p, P, Q, 224, wide_x, wide_w), g128 = mma_geometry(p, P, Q, 128, wide_x, wide_w);
     const long long filter_tiles = (p.k + kMmaBN - 1) / kMmaBN;
     const auto fits = [&](const MmaGeometry& g) {
-      return std::size_t(kMmaStages) * g.stage_floats * sizeof(float) <= std::size_t(kMaxWinSharedBytes) &&
+      return std::size_t(kMmaStages) * g.stage_floats * sizeof(float) <= std::size_t(kMaxSharedBytes) &&
              1LL * p.n * g.blocks_per_image <= 0x7FFFFFFFLL;
     };
     if (1LL * p.n * g224.blocks_per_image * filter_tiles >= 2LL * sms && fits(g224))
       return launch_mma<7, 1, 2, 8>(d_x, d_w, d_y, p, P, Q, g224, stream);
     if (fits(g128)) return launch_mma<4, 2, 2, 4>(d_x, d_w, d_y, p, P, Q, g128, stream);
-  }
-  if (p.stride_h == 1 && p.stride_w == 1) {
-    // The window kernel where its stages fit twice an SM: 16 fragments a block, or 8 where 16 would
-    // leave SMs without two blocks.
-    const WindowGeometry g16 = window_geometry(p, P, Q, 16), g8 = window_geometry(p, P, Q, 8);
-    const long long blocks16 = 1LL * p.n * g16.tiles_y * g16.tiles_x * ((p.k + kWinBN - 1) / kWinBN);
-    if (blocks16 >= 2LL * sms && window_shared_bytes(g16, 16) <= kMaxWinSharedBytes)
-      return launch_window<16>(d_x, d_w, d_y, p, P, Q, g16, stream);
-    if (window_shared_bytes(g8, 8) <= kMaxWinSharedBytes) return launch_window<8>(d_x, d_w, d_y, p, P, Q, g8, stream);
   }
   const long long pixels = 1LL * p.n * P * Q;
   const long long filter_tiles = (p.k + kBN - 1) / kBN;

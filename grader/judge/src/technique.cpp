@@ -320,12 +320,17 @@ TechniqueRule countable_calls() {
 
 void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
                       double taps) {
-  expect_technique(slot, asks, rule, outputs, taps, remote::calls());
+  expect_technique(slot, asks, {JudgedProblem{"", remote::calls(), outputs, taps, rule}});
 }
 
-void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
-                      double taps, const std::vector<remote::CallRecord>& calls) {
-  const TechniqueView v(calls, outputs, taps);
+void expect_technique(const std::string& slot, const std::string& asks, const std::vector<JudgedProblem>& problems) {
+  std::vector<remote::CallRecord> all;
+  double outputs = 0;
+  for (const JudgedProblem& p : problems) {
+    all.insert(all.end(), p.calls.begin(), p.calls.end());
+    outputs += p.outputs;
+  }
+  const TechniqueView v(all, outputs, problems.empty() ? 0 : problems.front().taps);
   if (v.calls().empty()) {
     ADD_FAILURE() << slot << ": the launcher was not called (a harness error)";
     return;
@@ -334,11 +339,17 @@ void expect_technique(const std::string& slot, const std::string& asks, const Te
     GTEST_SKIP() << "technique not checked: this build records neither the kernels' compiled code nor their memory "
                     "accesses (AddressSanitizer builds count nothing; GPU builds need "
                  << remote::options().path << ".facts.json)";
-  std::printf("%s: %s\n", slot.c_str(), v.traffic().c_str());
-  // A call with more launches than the GPU counts is judged on that alone (its amounts would be
-  // partial on a GPU, and on the CPU backend every launch would repeat the rules' findings).
-  std::string found = countable_calls()(v);
-  if (found.empty()) found = all_of({rule, on_given_stream()})(v);
+  std::string found;
+  for (const JudgedProblem& p : problems) {
+    const TechniqueView pv(p.calls, p.outputs, p.taps);
+    const std::string on = p.name.empty() ? "" : " on " + p.name;
+    std::printf("%s%s: %s\n", slot.c_str(), on.c_str(), pv.traffic().c_str());
+    // A call with more launches than the GPU counts is judged on that alone (its amounts would be
+    // partial on a GPU, and on the CPU backend every launch would repeat the rules' findings).
+    std::string f = countable_calls()(pv);
+    if (f.empty()) f = all_of({p.rule, on_given_stream()})(pv);
+    if (!f.empty()) found += (found.empty() ? "" : "; ") + f + (on.empty() ? "" : " (" + on.substr(1) + ")");
+  }
   if (found.empty()) found = unjudged_kernels(slot, v);
   if (!found.empty()) ADD_FAILURE() << slot << ": " << found << "; the lab asks for " << asks;
   else record_judged(v);

@@ -79,8 +79,8 @@ const std::vector<Quantity>& quantities() {
       // Hopper's warpgroup products (wgmma, SASS HGMMA) are counted apart from HMMA's, per SM only
       // (no smsp__ form): added where the chip has the count (sm_90), so that a wgmma kernel's work
       // is the tensor cores' work it is. Checked with ncu on an H200 (CUDA 13.0): 924 844 032 for
-      // lab06_wgmma's kernel on N4 C64 56x56 K64 3x3 (462 422 016 multiply-adds), exactly; its
-      // HMMA count 0.
+      // a wgmma implicit GEMM (now lab 06's reference wgmma_kernel) on N4 C64 56x56 K64 3x3
+      // (462 422 016 multiply-adds), exactly; its HMMA count 0.
       {&KernelCounts::tensor_macs, {{"smsp__ops_path_tensor_op_hmma_src_tf32_dst_fp32", 0.5}},
        {{"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32", 0.5}}},
   };

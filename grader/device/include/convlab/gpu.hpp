@@ -52,6 +52,12 @@ double measure_fp32_peak_gflops();
 /// compute capability 8.0 (no TF32) or a build without device code for one.
 double measure_tf32_mma_peak_gflops();
 
+/// Tensor-core TF32 throughput measured now through Hopper's warpgroup products (wgmma m64n64k8,
+/// B from shared memory; convlab/wgmma.hpp), two warpgroups an SM, GFLOP/s: the ceiling of a
+/// kernel on wgmma, about twice measure_tf32_mma_peak_gflops() on an H100 or H200. 0 on any GPU
+/// but compute capability 9.0, or where the build holds no sm_90a code (wgmma::loaded()).
+double measure_tf32_wgmma_peak_gflops();
+
 /// A launch to be timed: enqueue the work on `stream`, check the launch.
 using Launch = std::function<void(cudaStream_t stream)>;
 

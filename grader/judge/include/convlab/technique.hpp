@@ -118,10 +118,20 @@ TechniqueRule countable_calls();
 /// and records the kernels it judged (TestRecord::judged) for `convlab grade`'s same check.
 void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
                       double taps);
-/// The same on the given calls: those of several problems judged together (each problem's run
-/// clears remote::calls(), so a test that runs more than one keeps them).
-void expect_technique(const std::string& slot, const std::string& asks, const TechniqueRule& rule, double outputs,
-                      double taps, const std::vector<remote::CallRecord>& calls);
+/// One problem of a technique test that judges several: its calls (each problem's run clears
+/// remote::calls(), so the test keeps them), its outputs and taps per output, and the rule made for
+/// it (its own amounts per output: C R S, K).
+struct JudgedProblem {
+  std::string name;                       ///< as the failure names it, e.g. "N1 C128 8x8 K128 3x3"
+  std::vector<remote::CallRecord> calls;  ///< the calls of its run
+  double outputs = 0, taps = 0;
+  TechniqueRule rule;
+};
+/// The same on several problems, each judged by its own rule on its own calls (a finding names its
+/// problem); the slot's kernels launched elsewhere in this process must be judged on one of them.
+/// A slot whose design takes another kernel for another kind of problem (lab 06's tensor-core
+/// reference: by stride, filter size, channels and GPU) has each kernel judged on a problem of its kind.
+void expect_technique(const std::string& slot, const std::string& asks, const std::vector<JudgedProblem>& problems);
 
 /// The kernels `slot` launched in this process (remote::kernels_launched()) that the technique
 /// test judged none of (by kernel_family), with where each was first seen, as one sentence: a
