@@ -520,10 +520,11 @@ const Case kSpeedImplicit[] = {{32, 64, 56, 56, 64, 3, 3, 1, 1, kPad, 1, 1}, {8,
 const Case kTechniqueDirect = {1, 6, 36, 140, 6, 6, 6, 1, 1, kValid};
 const Case kTechniqueGemmLayer = {2, 16, 24, 24, 32, 3, 3, 1, 1, kPad, 1, 1};
 // The same taps and filters at stride 2, and a stride-1 layer with a 2 x 2 filter: the tensor-core
-// slot's technique test judges these and kTechniqueChannels128 together, each by its own C R S and K. A design may take another kernel where the stride is not 1 or the filter not 3 x 3, as
-// the reference does (three kernels: the first layer takes its wgmma kernel on compute capability
-// 9.0, its mma kernel elsewhere); a kernel that no judged layer launches fails the test when a
-// correctness test launched it (convlab grade runs them in one process).
+// slot's technique test judges these and kTechniqueChannels128 together, each by its own C R S and
+// K. A design may take another kernel where the stride is not 1, the filter not 3 x 3 or the
+// channels many, as the reference does (three kernels: the first layer takes its wgmma kernel on
+// compute capability 9.0, its mma kernel elsewhere); a kernel that no judged layer launches fails
+// the test when a correctness or speed test launched it (convlab grade runs them in one process).
 const Case kTechniqueGemmLayerStride2 = {2, 16, 24, 24, 32, 3, 3, 2, 2, kPad, 1, 1};
 const Case kTechniqueGemmLayerFilter2x2 = {2, 64, 24, 24, 32, 2, 2, 1, 1, kValid};
 // And the kind of the speed graders' N8 C128 28x28 K128 layer, small: past 64 channels, where the

@@ -471,7 +471,7 @@ void launch_mma(const float* d_x, const float* d_w, float* d_y, const ConvProble
 //     taps x 2064 bytes: 149 KB for C = 64), so a block is persistent: one an SM, a contiguous range
 //     of 64-pixel units (units / SMs each), taken in tiles of up to 4 units inside one image, one unit
 //     a warpgroup. The filters are copied with the first tile's chunks (4-byte cp.async); the
-//     windows (three stages, 16-byte cp.async) run on across tiles, two chunks ahead.
+//     windows (three stages, load_mma_window) run on across tiles, two chunks ahead.
 //   - cp.async writes shared memory through the generic proxy, the tensor cores read it through the
 //     async proxy: a proxy fence between them (wgmma::shared_writes_to_async_proxy()), then a barrier.
 //   - A group of a filter row's 3 taps is committed at a time, and the lanes load the next row's A
@@ -491,30 +491,15 @@ constexpr int kWgMaxChannels = 64;     // the filters stay in shared memory
 // Where filter k, channel c (of a chunk of 8) lies in its tap's tile: core matrix (k / 8, c / 4).
 __host__ __device__ constexpr int filter_at(int k, int c) { return (k / 8) * 64 + (c / 4) * 32 + (k % 8) * 4 + c % 4; }
 
-// One launch: the window of a tile (as mma_kernel's, for 4 units of pixels) and the blocks' shares.
+// The blocks' shares of one launch: 64-pixel units (an image's last may hang over), per_block a block.
+// The window of a tile (4 units) is mma_kernel's (mma_geometry()), copied by load_mma_window with
+// this kernel's 512 threads.
 struct WgmmaPlan {
-  int wr, wc, kc, ix0, lead, window_floats;  // as MmaGeometry's
-  int units_per_image, units, per_block;     // 64-pixel units (an image's last may hang over)
+  int units_per_image, units, per_block;
 };
-
-// Channels c0 .. c0 + 7 of a tile's window into a stage: 16-byte copies (W % 4 == 0), zeros
-// outside the image and past C.
-__device__ void copy_wgmma_window(const float* __restrict__ x_img, const ConvProblem& p, const WgmmaPlan& g, int c0,
-                                  int iy0, float* win) {
-  const int per_row = g.wc / 4;
-  const std::size_t plane = std::size_t(p.h) * p.w;
-  for (int e = int(threadIdx.x); e < g.wr * per_row; e += kWgThreads) {
-    const int row = e / per_row, col = e % per_row * 4, iy = iy0 + row, ix = g.ix0 + col;
-    const bool inside = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
-    const float* src = x_img + std::size_t(c0) * plane + (inside ? std::size_t(iy) * p.w + ix : 0);
-    float* dst = win + row * g.wc + col;
-#pragma unroll
-    for (int c = 0; c < kChunk; ++c, src += plane, dst += g.kc) {
-      const bool ok = inside && c0 + c < p.c;
-      __pipeline_memcpy_async(dst, ok ? src : x_img, 16, ok ? 0 : 16);
-    }
-  }
-}
+struct WgmmaBlock {
+  static constexpr int kThreads = kWgThreads;
+};
 
 // Channels c0 .. c0 + 7 of the block's 64 filters into their taps' tiles: thread t copies the 9
 // taps of (filter t / 8, channel c0 + t % 8), 9 consecutive floats of w; zeros past K and C.
@@ -532,7 +517,7 @@ __device__ void copy_wgmma_filters(const float* __restrict__ w, const ConvProble
 
 __global__ void __launch_bounds__(kWgThreads, 1)
     wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, ConvProblem p, int P,
-                 int Q, WgmmaPlan g) {
+                 int Q, MmaGeometry g, WgmmaPlan plan) {
   // Compiled for every target, but its products only in the sm_90a code (convlab/wgmma.hpp): the
   // launcher asks wgmma::loaded() first.
   extern __shared__ __align__(128) float smem[];
@@ -542,9 +527,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   const int tid = int(threadIdx.x), lane = tid % 32, warp = tid / 32, group = warp / 4, wq = warp % 4;
   const int lg = lane / 4, lt = lane % 4;
   const int f0 = int(blockIdx.y) * kUnit, PQ = P * Q;
-  const int u_begin = int(blockIdx.x) * g.per_block, u_end = min(g.units, u_begin + g.per_block);
+  const int u_begin = int(blockIdx.x) * plan.per_block, u_end = min(plan.units, u_begin + plan.per_block);
   const auto tile_units = [&](int u) {  // the tile starting at unit u: up to 4 units, one image
-    return min(kGroups, min(u_end, (u / g.units_per_image + 1) * g.units_per_image) - u);
+    return min(kGroups, min(u_end, (u / plan.units_per_image + 1) * plan.units_per_image) - u);
   };
 
   // The copies run two chunks ahead of the products: (tile pu, chunk pc) next.
@@ -552,8 +537,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   const auto copy_next = [&](float* stage) {
     if (pu < u_end) {
       if (pu == u_begin) copy_wgmma_filters(w, p, f0, pc * kChunk, filt);  // the first tile brings the filters
-      const int n = pu / g.units_per_image, m0 = pu % g.units_per_image * kUnit;
-      copy_wgmma_window(x + std::size_t(n) * p.c * p.h * p.w, p, g, pc * kChunk, m0 / Q - p.pad_h, stage);
+      const int n = pu / plan.units_per_image, m0 = pu % plan.units_per_image * kUnit;
+      load_mma_window<WgmmaBlock, 4>(x + std::size_t(n) * p.c * p.h * p.w, p, g, pc * kChunk, m0 / Q - p.pad_h, stage);
       if (++pc == chunks) pc = 0, pu += tile_units(pu);
     }
     __pipeline_commit();
@@ -565,7 +550,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   int step = 0;
   for (int tu = u_begin; tu < u_end;) {
     const int units = tile_units(tu);
-    const int n = tu / g.units_per_image, m0 = tu % g.units_per_image * kUnit, oy0 = m0 / Q;
+    const int n = tu / plan.units_per_image, m0 = tu % plan.units_per_image * kUnit, oy0 = m0 / Q;
     const bool active = group < units;
     // This lane's A elements of tap (0, 0): pixels lg and lg + 8 of its warp's 16, channel lt
     // (lt + 4: 4 kc further). Pixels past the image read the tile's first one (never stored).
@@ -613,47 +598,33 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   }
 }
 
-WgmmaPlan wgmma_plan(const ConvProblem& p, int P, int Q, int sms) {
-  WgmmaPlan g;
-  g.wr = (Q - 1 + kUnit * kGroups - 1) / Q + 1 + p.r - 1;
-  g.ix0 = -((p.pad_w + 3) / 4 * 4);
-  g.lead = -p.pad_w - g.ix0;
-  g.wc = (g.lead + Q + p.s - 1 + 3) / 4 * 4;
-  g.kc = (g.wr * g.wc + 23) / 32 * 32 + 8;
-  g.window_floats = kChunk * g.kc;
-  g.units_per_image = (P * Q + kUnit - 1) / kUnit;
-  g.units = p.n * g.units_per_image;
-  const int filter_tiles = (p.k + kUnit - 1) / kUnit;
-  const int columns = std::max(1, std::min(g.units, sms / filter_tiles));  // blocks along the pixels
-  g.per_block = (g.units + columns - 1) / columns;
-  return g;
-}
-
-std::size_t wgmma_shared_bytes(const ConvProblem& p, const WgmmaPlan& g) {
-  return (std::size_t((p.c + kChunk - 1) / kChunk) * 9 * kTapFloats + std::size_t(kWgStages) * g.window_floats) *
-         sizeof(float);
-}
-
-// Whether wgmma_kernel takes the layer on this device (it is the sm_90a code's, on compute capability 9.0).
-bool wgmma_takes(const ConvProblem& p, int P, int Q, const float* d_x, int device) {
+// Launches wgmma_kernel where it takes the layer on this device (stride 1, 3 x 3, C <= 64, W % 4 == 0
+// and x 16-byte aligned, the sm_90a code loaded on compute capability 9.0, the filters and stages
+// within the block's shared memory); false, having launched nothing, where it does not.
+bool launch_wgmma(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, int P, int Q, int device,
+                  int sms, cudaStream_t stream) {
   if (p.stride_h != 1 || p.stride_w != 1 || p.r != 3 || p.s != 3 || p.c > kWgMaxChannels || p.w % 4 != 0 ||
       reinterpret_cast<std::uintptr_t>(d_x) % 16 != 0 || 1LL * p.n * ((1LL * P * Q + kUnit - 1) / kUnit) > 0x7FFFFFFF ||
       (p.k + kUnit - 1) / kUnit > 65535 || !wgmma::loaded(wgmma_kernel))
     return false;
-  int sms = 0, optin = 0;
-  CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const MmaGeometry g = mma_geometry(p, P, Q, kUnit * kGroups, true, false);
+  WgmmaPlan plan;
+  plan.units_per_image = (P * Q + kUnit - 1) / kUnit;
+  plan.units = p.n * plan.units_per_image;
+  const int filter_tiles = (p.k + kUnit - 1) / kUnit;
+  const int columns = std::max(1, std::min(plan.units, sms / filter_tiles));  // blocks along the pixels
+  plan.per_block = (plan.units + columns - 1) / columns;
+  const std::size_t bytes =
+      (std::size_t((p.c + kChunk - 1) / kChunk) * 9 * kTapFloats + std::size_t(kWgStages) * g.window_floats) *
+      sizeof(float);
+  int optin = 0;
   CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return wgmma_shared_bytes(p, wgmma_plan(p, P, Q, sms)) <= std::size_t(optin);
-}
-
-void launch_wgmma(const float* d_x, const float* d_w, float* d_y, const ConvProblem& p, int P, int Q, int sms,
-                  cudaStream_t stream) {
-  const WgmmaPlan g = wgmma_plan(p, P, Q, sms);
-  const std::size_t bytes = wgmma_shared_bytes(p, g);
+  if (bytes > std::size_t(optin)) return false;
   CONVLAB_CUDA_CHECK(cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-  const dim3 grid(unsigned((g.units + g.per_block - 1) / g.per_block), unsigned((p.k + kUnit - 1) / kUnit));
-  wgmma_kernel<<<grid, kWgThreads, bytes, stream>>>(d_x, d_w, d_y, p, P, Q, g);
+  const dim3 grid(unsigned((plan.units + plan.per_block - 1) / plan.per_block), unsigned(filter_tiles));
+  wgmma_kernel<<<grid, kWgThreads, bytes, stream>>>(d_x, d_w, d_y, p, P, Q, g, plan);
   CONVLAB_CHECK_LAUNCH();
+  return true;
 }
 
 }  // namespace
@@ -669,7 +640,7 @@ void conv_tensor_core(const float* d_x, const float* d_w, float* d_y, const Conv
   const int P = p.out_h(), Q = p.out_w();
   int sms = 0;
   CONVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (wgmma_takes(p, P, Q, d_x, device)) return launch_wgmma(d_x, d_w, d_y, p, P, Q, sms, stream);
+  if (launch_wgmma(d_x, d_w, d_y, p, P, Q, device, sms, stream)) return;
   if (p.stride_h == 1 && p.stride_w == 1 && p.r == 3 && p.s == 3 && (p.k + kMmaBN - 1) / kMmaBN <= 65535) {
     // The mma kernel where its stages fit twice an SM: blocks of 224 pixels (7 warps of 32 x 64),
     // or of 128 (8 warps of 32 x 32) where 224 would leave SMs without two blocks.
